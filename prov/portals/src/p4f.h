@@ -1,0 +1,232 @@
+/*
+ * p4f.h - the libfabric layer of the portals provider: provider-wide state,
+ * the fabric, domain and endpoint objects, and the entry points every
+ * p4f_*.c file offers the others. Objects with a header of their own
+ * (p4f_cq.h: CQ, counter, EQ, wait objects; p4f_av.h; p4f_mr.h) are
+ * included at the bottom.
+ *
+ * Locks (the whole design; nothing else takes a lock):
+ *
+ *   fabric->lock   guards the fabric's EQs and wait sets (control path).
+ *                  Always a real mutex: the control path is never hot.
+ *   domain->lock   guards everything below a domain: its endpoints, CQs,
+ *                  counters, AVs, MRs, and (later) the engine and the
+ *                  transports of that domain. Inactive (a branch, no atomic)
+ *                  when the domain is FI_THREAD_DOMAIN or
+ *                  FI_THREAD_COMPLETION with manual progress, so Open MPI's
+ *                  default path takes no lock; a mutex otherwise.
+ *   eq->lock       an EQ is written from the control path of any domain of
+ *                  its fabric, so it has its own always-active mutex; it is
+ *                  taken after a domain lock, never before.
+ *
+ * Order: domain->lock, then eq->lock, then fabric->lock. No function drops
+ * a lock its caller holds, and nothing blocks (poll/epoll_wait/read on an
+ * fd) while holding one: blocking waits release the domain lock first.
+ * Functions named *_locked() expect the domain lock held and assert it.
+ */
+#ifndef P4F_H
+#define P4F_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <net/if.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "p4u_compiler.h"
+#include "p4u_list.h"
+#include "p4u_lock.h"
+#include "p4u_stubs.h"
+
+#define P4F_PROV_NAME		"portals"
+#define P4F_PROV_VERSION	FI_VERSION(0, 1)
+#define P4F_FABRIC_NAME		"portals"
+/* The API version of the libfabric we build against is the one we speak. */
+#define P4F_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+extern struct fi_provider p4f_prov;
+
+/* Tunables, filled once from FI_PORTALS_* by p4f_init.c (see the man page). */
+struct p4f_params {
+	char *iface;		/* restrict getinfo to this interface */
+	size_t port_low;	/* listening port range, 0 = any */
+	size_t port_high;
+	size_t eager_size;
+	size_t rdzv_chunk;
+	size_t cq_size;		/* default CQ depth */
+	size_t tx_size;
+	size_t rx_size;
+	size_t inject_size;
+	size_t oflow_buf_size;
+	size_t oflow_buf_count;
+	size_t peer_timeout_ms;
+	int progress_thread;
+	int stats;
+};
+
+extern struct p4f_params p4f_params;
+
+/* An address as the AV stores it and fi_getname returns it. */
+union p4f_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+};
+
+/* A usable local interface address (p4f_addr.c). */
+struct p4f_iface {
+	char name[IF_NAMESIZE];
+	union p4f_sockaddr addr;	/* port 0 */
+	bool loopback;
+};
+
+/*
+ * The usable interfaces: up, with an IPv4 or a global IPv6 address, in
+ * the order fi_getinfo lists them (non-loopback first, IPv4 before IPv6 per
+ * interface, loopback last), restricted to FI_PORTALS_IFACE when set.
+ * family is AF_INET, AF_INET6 or AF_UNSPEC. Free with free().
+ */
+int p4f_iface_list(int family, struct p4f_iface **ifaces_p, size_t *count_p);
+/* The first usable address of interface name in family (AF_UNSPEC: any). */
+int p4f_iface_lookup(const char *name, int family, struct p4f_iface *iface_p);
+
+size_t p4f_sockaddr_len(const struct sockaddr *sa);
+bool p4f_sockaddr_valid(const void *addr, size_t len);
+/* "fi_sockaddr_in://1.2.3.4:5" / "fi_sockaddr_in6://[::1]:5" */
+int p4f_sockaddr_str(const struct sockaddr *sa, char *buf, size_t *len);
+
+/* ---- fabric ------------------------------------------------------------ */
+
+struct p4f_fabric {
+	struct fid_fabric fabric_fid;
+	atomic_int ref;			/* domains, EQs, wait sets */
+	struct p4u_lock lock;
+	char *name;
+};
+
+int p4f_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
+		    void *context);
+
+/* ---- domain ------------------------------------------------------------ */
+
+struct p4f_domain {
+	struct fid_domain domain_fid;
+	struct p4f_fabric *fabric;
+	atomic_int ref;			/* endpoints, CQs, counters, AVs, MRs */
+	struct p4u_lock lock;
+	struct fi_info *info;		/* what the domain was opened with */
+	uint32_t api_version;		/* the application's, from fi_fabric */
+	char ifname[IF_NAMESIZE];
+	union p4f_sockaddr ifaddr;	/* the interface address, port 0 */
+	uint64_t mr_mode;
+	enum fi_threading threading;
+	enum fi_progress data_progress;
+	struct p4f_mr_table *mr_table;	/* p4f_mr.h */
+	struct fid_eq *eq;		/* fi_domain_bind(eq) */
+	uint64_t eq_flags;
+};
+
+int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain_p, void *context);
+/* Progress the domain's transports; called by CQ/counter reads. */
+int p4f_domain_progress(struct p4f_domain *domain);
+
+static inline struct p4f_domain *p4f_domain_of(struct fid_domain *fid)
+{
+	return container_of(fid, struct p4f_domain, domain_fid);
+}
+
+/* ---- endpoint ---------------------------------------------------------- */
+
+struct p4f_cq;
+struct p4f_cntr;
+struct p4f_av;
+struct p4f_eq;
+
+enum p4f_ep_cntr_slot {
+	P4F_CNTR_SEND,
+	P4F_CNTR_RECV,
+	P4F_CNTR_READ,
+	P4F_CNTR_WRITE,
+	P4F_CNTR_REMOTE_READ,
+	P4F_CNTR_REMOTE_WRITE,
+	P4F_CNTR_MAX,
+};
+
+/* FI_OPT_MIN_MULTI_RECV until the application sets it. */
+#define P4F_MIN_MULTI_RECV_DEFAULT	64
+
+struct p4f_ep {
+	struct fid_ep ep_fid;
+	struct p4f_domain *domain;
+	struct fi_info *info;
+	struct p4f_ep *parent;		/* fi_ep_alias: the endpoint aliased */
+	atomic_int ref;			/* aliases */
+	uint64_t caps;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+	bool enabled;
+	struct p4f_cq *tx_cq;
+	uint64_t tx_cq_flags;		/* FI_SELECTIVE_COMPLETION */
+	struct p4f_cq *rx_cq;
+	uint64_t rx_cq_flags;
+	struct p4f_cntr *cntrs[P4F_CNTR_MAX];
+	struct p4f_av *av;
+	struct p4f_eq *eq;
+	size_t min_multi_recv;
+	int listen_fd;			/* until the TCP transport owns it */
+	union p4f_sockaddr addr;	/* what fi_getname returns */
+};
+
+int p4f_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep_p, void *context);
+
+/* ---- getinfo / attributes (p4f_getinfo.c, p4f_attr.c) ------------------ */
+
+int p4f_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info_p);
+
+/* The provider's capabilities and defaults, one template per address format. */
+extern const struct fi_info p4f_info_template;
+/* Fill a freshly fi_allocinfo()ed info with the template (deep copy). */
+int p4f_info_from_template(struct fi_info *info);
+/* 0 if prov (one of ours) can satisfy hints, else -FI_ENODATA (logs why). */
+int p4f_check_info(uint32_t version, const struct fi_info *prov,
+		   const struct fi_info *hints);
+/* Narrow prov to what hints asked for (caps, modes, threading, ...). */
+void p4f_alter_info(uint32_t version, struct fi_info *prov,
+		    const struct fi_info *hints);
+
+/* ---- shared helpers ---------------------------------------------------- */
+
+/* Progress mode is manual unless the application asked for auto. */
+static inline bool p4f_domain_lock_needed(enum fi_threading threading,
+					  enum fi_progress progress)
+{
+	if (progress == FI_PROGRESS_AUTO)
+		return true;
+	return threading != FI_THREAD_DOMAIN &&
+	       threading != FI_THREAD_COMPLETION;
+}
+
+#include "p4f_cq.h"
+#include "p4f_av.h"
+#include "p4f_mr.h"
+
+#endif /* P4F_H */

@@ -1,0 +1,27 @@
+/*
+ * p4f_av.h - address vectors (p4f_av.c). Included from p4f.h.
+ *
+ * Addresses are the provider's native format, struct sockaddr_in or
+ * sockaddr_in6 (each endpoint listens on its own port). FI_AV_MAP and
+ * FI_AV_TABLE both hand out fi_addr_t = index into the AV's table, so
+ * TABLE indexes are the logical ranks the engine uses.
+ */
+#ifndef P4F_AV_H
+#define P4F_AV_H
+
+struct p4f_av;
+
+int p4f_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av_p, void *context);
+struct p4f_av *p4f_av_of(struct fid_av *fid);
+struct p4f_domain *p4f_av_domain(const struct p4f_av *av);
+void p4f_av_get(struct p4f_av *av);
+void p4f_av_put(struct p4f_av *av);
+/* The address behind fi_addr, or NULL. With the domain lock held. */
+const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
+					       fi_addr_t fi_addr);
+/* fi_addr of a source address (FI_SOURCE), or FI_ADDR_NOTAVAIL. */
+fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
+				       const struct sockaddr *sa);
+
+#endif /* P4F_AV_H */

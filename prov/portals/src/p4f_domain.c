@@ -1,0 +1,190 @@
+/*
+ * p4f_domain.c - the domain object: one network interface (TCP) and,
+ * later, its engine and transports. Owns the lock that guards every object
+ * below it (see the lock design in p4f.h) and the MR key table.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "p4f.h"
+
+int p4f_domain_progress(struct p4f_domain *domain)
+{
+	/* Nothing moves data yet: the engine and transports hook in here. */
+	(void)domain;
+	return 0;
+}
+
+static int p4f_domain_close(struct fid *fid)
+{
+	struct p4f_domain *domain =
+		container_of(fid, struct p4f_domain, domain_fid.fid);
+
+	if (atomic_load(&domain->ref)) {
+		FI_WARN(&p4f_prov, FI_LOG_DOMAIN,
+			"domain still has %d open objects\n",
+			atomic_load(&domain->ref));
+		return -FI_EBUSY;
+	}
+	if (domain->eq)
+		p4f_eq_put(p4f_eq_of(domain->eq));
+	p4f_mr_table_destroy(domain->mr_table);
+	atomic_fetch_sub(&domain->fabric->ref, 1);
+	fi_freeinfo(domain->info);
+	p4u_lock_fini(&domain->lock);
+	free(domain);
+	return 0;
+}
+
+/* fi_domain_bind: an EQ for asynchronous AV and MR events. */
+static int p4f_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct p4f_domain *domain =
+		container_of(fid, struct p4f_domain, domain_fid.fid);
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	if (flags & ~FI_REG_MR)
+		return -FI_EBADFLAGS;
+	if (domain->eq)
+		return -FI_EINVAL;	/* one EQ per domain */
+	domain->eq = container_of(bfid, struct fid_eq, fid);
+	domain->eq_flags = flags;
+	p4f_eq_get(p4f_eq_of(domain->eq));
+	return 0;
+}
+
+static int p4f_domain_control(struct fid *fid, int command, void *arg)
+{
+	/* FI_QUEUE_WORK & co. arrive with triggered operations. */
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops p4f_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = p4f_domain_close,
+	.bind = p4f_domain_bind,
+	.control = p4f_domain_control,
+	.ops_open = p4u_no_ops_open,
+	.tostr = p4u_no_tostr,
+	.ops_set = p4u_no_ops_set,
+};
+
+static int p4f_domain_endpoint2(struct fid_domain *domain,
+				struct fi_info *info, struct fid_ep **ep_p,
+				uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return p4f_ep_open(domain, info, ep_p, context);
+}
+
+static struct fi_ops_domain p4f_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = p4f_av_open,
+	.cq_open = p4f_cq_open,
+	.endpoint = p4f_ep_open,
+	.scalable_ep = p4u_no_domain_scalable_ep,
+	.cntr_open = p4f_cntr_open,
+	.poll_open = p4f_poll_open,
+	.stx_ctx = p4u_no_domain_stx_ctx,
+	.srx_ctx = p4u_no_domain_srx_ctx,
+	.query_atomic = p4u_no_domain_query_atomic,
+	.query_collective = p4u_no_domain_query_collective,
+	.endpoint2 = p4f_domain_endpoint2,
+};
+
+/* The interface the domain stands for: its name, or the info's source. */
+static int p4f_domain_iface(const struct fi_info *info,
+			    struct p4f_iface *iface)
+{
+	int family = AF_UNSPEC;
+
+	if (info->addr_format == FI_SOCKADDR_IN)
+		family = AF_INET;
+	else if (info->addr_format == FI_SOCKADDR_IN6)
+		family = AF_INET6;
+
+	if (info->domain_attr && info->domain_attr->name)
+		return p4f_iface_lookup(info->domain_attr->name, family, iface);
+	return p4f_iface_lookup(NULL, family, iface);
+}
+
+int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
+		    struct fid_domain **domain_p, void *context)
+{
+	struct p4f_fabric *fabric =
+		container_of(fabric_fid, struct p4f_fabric, fabric_fid);
+	struct p4f_domain *domain;
+	struct p4f_iface iface;
+	int ret;
+
+	if (!info || !domain_p)
+		return -FI_EINVAL;
+	if (info->fabric_attr && info->fabric_attr->name &&
+	    strcmp(info->fabric_attr->name, fabric->name))
+		return -FI_EINVAL;
+	ret = p4f_check_info(fabric_fid->api_version ?
+			     fabric_fid->api_version : P4F_FI_VERSION,
+			     &p4f_info_template, info);
+	/* the core fills api_version in fi_fabric(); tests may call us raw */
+	if (ret)
+		return -FI_EINVAL;
+	ret = p4f_domain_iface(info, &iface);
+	if (ret) {
+		FI_WARN(&p4f_prov, FI_LOG_DOMAIN, "no usable interface %s\n",
+			info->domain_attr && info->domain_attr->name ?
+			info->domain_attr->name : "");
+		return -FI_ENODEV;
+	}
+
+	domain = calloc(1, sizeof(*domain));
+	if (!domain)
+		return -FI_ENOMEM;
+	domain->info = fi_dupinfo(info);
+	if (!domain->info) {
+		ret = -FI_ENOMEM;
+		goto err_free;
+	}
+	ret = p4f_mr_table_create(&domain->mr_table);
+	if (ret)
+		goto err_freeinfo;
+
+	memcpy(domain->ifname, iface.name, sizeof(domain->ifname));
+	domain->ifaddr = iface.addr;
+	domain->fabric = fabric;
+	domain->api_version = fabric_fid->api_version ?
+		fabric_fid->api_version : P4F_FI_VERSION;
+	domain->threading = info->domain_attr ?
+		info->domain_attr->threading : FI_THREAD_SAFE;
+	if (domain->threading == FI_THREAD_UNSPEC)
+		domain->threading = FI_THREAD_SAFE;
+	domain->data_progress = info->domain_attr ?
+		info->domain_attr->data_progress : FI_PROGRESS_MANUAL;
+	if (domain->data_progress == FI_PROGRESS_UNSPEC)
+		domain->data_progress = FI_PROGRESS_MANUAL;
+	domain->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
+	p4u_lock_init(&domain->lock,
+		      p4f_domain_lock_needed(domain->threading,
+					     domain->data_progress));
+	atomic_init(&domain->ref, 0);
+
+	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	domain->domain_fid.fid.context = context;
+	domain->domain_fid.fid.ops = &p4f_domain_fi_ops;
+	domain->domain_fid.ops = &p4f_domain_ops;
+	domain->domain_fid.mr = &p4f_mr_ops;
+	atomic_fetch_add(&fabric->ref, 1);
+	*domain_p = &domain->domain_fid;
+	return 0;
+
+err_freeinfo:
+	fi_freeinfo(domain->info);
+err_free:
+	free(domain);
+	return ret;
+}

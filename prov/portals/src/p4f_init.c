@@ -1,0 +1,123 @@
+/*
+ * p4f_init.c - the plug-in entry point: the struct fi_provider libfabric
+ * loads, the FI_PORTALS_* parameters, and the log sink that forwards the
+ * engine's and transports' messages to fi_log.
+ */
+#include <config.h>
+
+#include "p4f.h"
+#include "p4u_log.h"
+#include "p4u_param.h"
+
+struct p4f_params p4f_params;
+
+/*
+ * Every tunable, once. Defaults here are the ones the man page documents
+ * (man/fi_portals.7.md); `fi_info -e -p portals` lists them.
+ */
+static const struct p4u_param p4f_param_table[] = {
+	{ "iface", P4U_PARAM_STR,
+	  "Only use this network interface (e.g. eth0); default: all usable "
+	  "interfaces, loopback last",
+	  { .str = NULL }, &p4f_params.iface, 0, 0 },
+	{ "port_low", P4U_PARAM_SIZE,
+	  "Lowest TCP port an endpoint listens on (0 = any port)",
+	  { .size = 0 }, &p4f_params.port_low, 0, 65535 },
+	{ "port_high", P4U_PARAM_SIZE,
+	  "Highest TCP port an endpoint listens on (0 = any port)",
+	  { .size = 0 }, &p4f_params.port_high, 0, 65535 },
+	{ "eager_size", P4U_PARAM_SIZE,
+	  "Largest message sent eagerly; larger ones use rendezvous",
+	  { .size = 16384 }, &p4f_params.eager_size, 0, 1 << 20 },
+	{ "rdzv_chunk", P4U_PARAM_SIZE,
+	  "Rendezvous pull chunk, so large transfers interleave with small ones",
+	  { .size = 262144 }, &p4f_params.rdzv_chunk, 4096, 1 << 30 },
+	{ "inject_size", P4U_PARAM_SIZE,
+	  "Largest payload fi_inject and friends accept",
+	  { .size = 4096 }, &p4f_params.inject_size, 0, 1 << 16 },
+	{ "cq_size", P4U_PARAM_SIZE,
+	  "Default CQ depth when the application gives none",
+	  { .size = 4096 }, &p4f_params.cq_size, 1, 1 << 24 },
+	{ "tx_size", P4U_PARAM_SIZE,
+	  "Transmit context depth (outstanding sends per endpoint)",
+	  { .size = 4096 }, &p4f_params.tx_size, 1, 1 << 24 },
+	{ "rx_size", P4U_PARAM_SIZE,
+	  "Receive context depth (posted receives per endpoint)",
+	  { .size = 65536 }, &p4f_params.rx_size, 1, 1 << 24 },
+	{ "oflow_buf_size", P4U_PARAM_SIZE,
+	  "Size of one overflow buffer for unexpected eager data",
+	  { .size = 1 << 20 }, &p4f_params.oflow_buf_size, 65536, 1 << 30 },
+	{ "oflow_buf_count", P4U_PARAM_SIZE,
+	  "Overflow buffers per endpoint; beyond them flow control holds senders",
+	  { .size = 64 }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
+	{ "peer_timeout", P4U_PARAM_SIZE,
+	  "Milliseconds without progress after which a peer is declared dead",
+	  { .size = 30000 }, &p4f_params.peer_timeout_ms, 100, 3600000 },
+	{ "progress_thread", P4U_PARAM_BOOL,
+	  "Run a progress thread per domain even when the application asked "
+	  "for manual progress",
+	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
+	{ "stats", P4U_PARAM_BOOL,
+	  "Print per-endpoint statistics when an endpoint is closed",
+	  { .bval = 0 }, &p4f_params.stats, 0, 0 },
+};
+
+static void p4f_cleanup(void)
+{
+	p4u_log_set_sink(NULL, NULL);
+}
+
+struct fi_provider p4f_prov = {
+	.name = P4F_PROV_NAME,
+	.version = P4F_PROV_VERSION,
+	.fi_version = P4F_FI_VERSION,
+	.getinfo = p4f_getinfo,
+	.fabric = p4f_fabric_open,
+	.cleanup = p4f_cleanup,
+};
+
+/* Engine and transport subsystems map onto libfabric's. */
+static enum fi_log_subsys p4f_log_subsys(enum p4u_log_subsys subsys)
+{
+	switch (subsys) {
+	case P4U_LOG_ENGINE:
+	case P4U_LOG_TRANSPORT:
+	case P4U_LOG_WIRE:
+		return FI_LOG_EP_DATA;
+	case P4U_LOG_CORE:
+	default:
+		return FI_LOG_CORE;
+	}
+}
+
+static bool p4f_log_enabled(enum p4u_log_level level,
+			    enum p4u_log_subsys subsys)
+{
+	return fi_log_enabled(&p4f_prov, (enum fi_log_level)level,
+			      p4f_log_subsys(subsys));
+}
+
+static void p4f_log_write(enum p4u_log_level level, enum p4u_log_subsys subsys,
+			  const char *func, int line, const char *msg)
+{
+	fi_log(&p4f_prov, (enum fi_log_level)level, p4f_log_subsys(subsys),
+	       func, line, "%s\n", msg);
+}
+
+FI_EXT_INI
+{
+	if (p4u_param_define_all(&p4f_prov, p4f_param_table,
+				 P4U_ARRAY_SIZE(p4f_param_table)))
+		return NULL;
+	p4u_param_load_all(&p4f_prov, p4f_param_table,
+			   P4U_ARRAY_SIZE(p4f_param_table));
+	if (p4f_params.port_high < p4f_params.port_low) {
+		FI_WARN(&p4f_prov, FI_LOG_CORE,
+			"FI_PORTALS_PORT_HIGH (%zu) < FI_PORTALS_PORT_LOW (%zu): "
+			"ignoring the port range\n",
+			p4f_params.port_high, p4f_params.port_low);
+		p4f_params.port_low = p4f_params.port_high = 0;
+	}
+	p4u_log_set_sink(p4f_log_enabled, p4f_log_write);
+	return &p4f_prov;
+}

@@ -1,0 +1,84 @@
+/*
+ * p4u_hash.c - growth and insertion for the chained hash table.
+ */
+#include <stdlib.h>
+#include <rdma/fi_errno.h>
+
+#include "p4u_hash.h"
+
+#define P4U_HASH_MIN_BUCKETS 16
+
+static struct p4u_list *p4u_hash_buckets_alloc(size_t n)
+{
+	struct p4u_list *buckets;
+	size_t i;
+
+	buckets = malloc(n * sizeof(*buckets));
+	if (!buckets)
+		return NULL;
+	for (i = 0; i < n; i++)
+		p4u_list_init(&buckets[i]);
+	return buckets;
+}
+
+int p4u_hash_init(struct p4u_hash *hash, size_t expected)
+{
+	size_t n = p4u_roundup_pow2(P4U_MAX(expected, P4U_HASH_MIN_BUCKETS));
+
+	hash->buckets = p4u_hash_buckets_alloc(n);
+	if (!hash->buckets)
+		return -FI_ENOMEM;
+	hash->mask = n - 1;
+	hash->count = 0;
+	return 0;
+}
+
+void p4u_hash_fini(struct p4u_hash *hash)
+{
+	free(hash->buckets);
+	hash->buckets = NULL;
+	hash->mask = 0;
+	hash->count = 0;
+}
+
+/*
+ * Rehash into twice as many buckets. Old buckets are walked in order and
+ * nodes appended at the tail of their new bucket: nodes with equal hashes
+ * lived in the same old bucket in insertion order and keep that order.
+ */
+static void p4u_hash_grow(struct p4u_hash *hash)
+{
+	size_t old_n = hash->mask + 1, new_n = old_n * 2, i;
+	struct p4u_list *buckets, *node, *tmp;
+
+	buckets = p4u_hash_buckets_alloc(new_n);
+	if (!buckets)
+		return;
+	for (i = 0; i < old_n; i++) {
+		p4u_list_foreach_safe(&hash->buckets[i], node, tmp) {
+			struct p4u_hash_node *hn =
+				container_of(node, struct p4u_hash_node, link);
+			p4u_list_insert_tail(&buckets[hn->hash & (new_n - 1)],
+					     node);
+		}
+	}
+	free(hash->buckets);
+	hash->buckets = buckets;
+	hash->mask = new_n - 1;
+}
+
+void p4u_hash_insert(struct p4u_hash *hash, struct p4u_hash_node *node,
+		     uint64_t hval)
+{
+	if (hash->count >= 2 * (hash->mask + 1))
+		p4u_hash_grow(hash);
+	node->hash = hval;
+	p4u_list_insert_tail(p4u_hash_bucket(hash, hval), &node->link);
+	hash->count++;
+}
+
+void p4u_hash_remove(struct p4u_hash *hash, struct p4u_hash_node *node)
+{
+	p4u_list_remove(&node->link);
+	hash->count--;
+}
