@@ -59,6 +59,14 @@
 /* The API version of the libfabric we build against is the one we speak. */
 #define P4F_FI_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
+/* Limits advertised by fi_getinfo and enforced by the objects. */
+#define P4F_IOV_LIMIT		8	/* tx/rx iov_limit */
+#define P4F_RMA_IOV_LIMIT	1
+#define P4F_MR_IOV_LIMIT	8
+#define P4F_CQ_DATA_SIZE	8
+#define P4F_MR_KEY_SIZE		8
+#define P4F_MAX_ERR_DATA	64	/* bytes of provider error data */
+
 extern struct fi_provider p4f_prov;
 
 /* Tunables, filled once from FI_PORTALS_* by p4f_init.c (see the man page). */
