@@ -1,0 +1,2 @@
+/* match_bench.c - being written. */
+int main(void) { return 0; }

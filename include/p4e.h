@@ -1,0 +1,510 @@
+/*
+ * p4e.h - the Portals 4 engine: its whole interface to the layers above.
+ *
+ * The engine implements Portals 4 semantics (../shared/reference/
+ * portals4-semantics.md) on top of a transport (p4t.h). It knows nothing of
+ * libfabric objects: the provider (prov/portals/src) and, later, a native
+ * Portals API sit on top and translate.
+ *
+ * Scopes: a domain (struct p4e_dom) owns what libfabric makes domain-wide:
+ * counting events (CTs) with their triggered operations, and the peer
+ * table (addresses <-> peer ids, so an AV can cache ids for every endpoint
+ * of a domain). Each NI (one per libfabric endpoint) owns a portal table,
+ * MEs/LEs, MDs, its transport instance and per-peer protocol state.
+ *
+ * Threads: the engine takes no lock. Every call on a domain, its NIs and
+ * their objects must be serialised by the caller (the provider's domain
+ * lock); event sinks and CT notifications are called with that
+ * serialisation still held and must not call back into the engine except
+ * through the functions marked "safe from a sink".
+ *
+ * Handles (MDs, MEs, CTs, unexpected headers) are 64-bit index|generation
+ * values; a stale handle is refused with -FI_EINVAL, never dereferenced.
+ * Every function returns 0 or -FI_E*; outputs are written only on success.
+ * Extensions beyond Portals 4 are marked [ext].
+ */
+#ifndef P4E_H
+#define P4E_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fi_errno.h>
+
+#include "p4t.h"
+
+struct p4e_dom;
+struct p4e_ni;
+
+#define P4E_HANDLE_NONE		0ULL	/* no MD / ME / CT */
+#define P4E_ID_ANY		UINT32_MAX	/* any initiator (match_id) */
+#define P4E_PT_ANY		UINT32_MAX
+#define P4E_UID_ANY		UINT32_MAX
+#define P4E_SIZE_MAX		UINT64_MAX
+
+/* ---- events ----------------------------------------------------------- */
+
+enum p4e_event_kind {
+	P4E_EVENT_GET,
+	P4E_EVENT_GET_OVERFLOW,
+	P4E_EVENT_PUT,
+	P4E_EVENT_PUT_OVERFLOW,
+	P4E_EVENT_ATOMIC,
+	P4E_EVENT_ATOMIC_OVERFLOW,
+	P4E_EVENT_FETCH_ATOMIC,
+	P4E_EVENT_FETCH_ATOMIC_OVERFLOW,
+	P4E_EVENT_REPLY,
+	P4E_EVENT_SEND,
+	P4E_EVENT_ACK,
+	P4E_EVENT_PT_DISABLED,
+	P4E_EVENT_LINK,
+	P4E_EVENT_AUTO_UNLINK,
+	P4E_EVENT_AUTO_FREE,
+	P4E_EVENT_SEARCH,
+	P4E_EVENT_KIND_MAX,
+};
+
+enum p4e_ni_fail {
+	P4E_NI_OK,
+	P4E_NI_UNDELIVERABLE,	/* the peer is gone or unreachable */
+	P4E_NI_DROPPED,
+	P4E_NI_PT_DISABLED,
+	P4E_NI_PERM_VIOLATION,
+	P4E_NI_OP_VIOLATION,
+	P4E_NI_NO_MATCH,
+	P4E_NI_SEGV,
+	P4E_NI_CANCELED,	/* [ext] unlinked by p4e_me_unlink with
+				 * P4E_UNLINK_CANCEL while waiting */
+	P4E_NI_FAIL_MAX,
+};
+
+enum p4e_list {
+	P4E_PRIORITY_LIST,
+	P4E_OVERFLOW_LIST,
+};
+
+struct p4e_event {
+	uint8_t type;		/* enum p4e_event_kind */
+	uint8_t ni_fail_type;	/* enum p4e_ni_fail */
+	uint8_t list;		/* enum p4e_list of the matching entry */
+	uint8_t atomic_op;
+	uint8_t atomic_type;
+	uint32_t pt_index;
+	uint32_t initiator;	/* peer id, or rank on a logical NI */
+	uint32_t uid;
+	void *start;		/* where the data is (see the Portals spec) */
+	void *user_ptr;
+	uint64_t user_flags;	/* [ext] passed through from the op / entry */
+	uint64_t hdr_data;
+	uint64_t match_bits;
+	uint64_t rlength;
+	uint64_t mlength;
+	uint64_t remote_offset;
+	uint64_t uh_handle;	/* [ext] SEARCH with P4E_SEARCH_CLAIM */
+};
+
+/*
+ * An event sink: what Portals calls an event queue. The engine calls
+ * ops->deliver() for every full event; ops->space() tells how many more
+ * events fit (SIZE_MAX if unbounded), so a PT with P4E_PT_FLOWCTRL can
+ * refuse work it could not report. Embed struct p4e_eq in your object.
+ */
+struct p4e_eq;
+struct p4e_eq_ops {
+	void (*deliver)(struct p4e_eq *eq, const struct p4e_event *ev);
+	size_t (*space)(struct p4e_eq *eq);
+};
+struct p4e_eq {
+	const struct p4e_eq_ops *ops;
+};
+
+/* A ring-buffer event queue with Portals' PTL_EQ_DROPPED semantics. */
+int p4e_eq_ring_create(size_t size, struct p4e_eq **eq_p);
+void p4e_eq_ring_destroy(struct p4e_eq *eq);
+/* 0 and *ev; P4E_EQ_DROPPED and *ev (events were lost before it);
+ * -FI_EAGAIN when empty. */
+#define P4E_EQ_DROPPED 1
+int p4e_eq_ring_get(struct p4e_eq *eq, struct p4e_event *ev);
+
+/* ---- domain ---------------------------------------------------------- */
+
+struct p4e_dom_attr {
+	uint32_t max_cts;
+	uint32_t max_triggered_ops;
+	uint32_t max_peers;
+};
+
+int p4e_dom_create(const struct p4e_dom_attr *attr, struct p4e_dom **dom_p);
+/* -FI_EBUSY while NIs are open. */
+int p4e_dom_destroy(struct p4e_dom *dom);
+/* Progress every NI of the domain; returns the work done (>= 0). */
+int p4e_dom_progress(struct p4e_dom *dom, int budget);
+
+/* ---- counting events and triggered operations -------------------------- */
+
+struct p4e_ct_event {
+	uint64_t success;
+	uint64_t failure;
+};
+
+int p4e_ct_alloc(struct p4e_dom *dom, uint64_t *ct_p);
+int p4e_ct_free(struct p4e_dom *dom, uint64_t ct);
+int p4e_ct_get(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event *ev);
+/* Set / increment; fires triggered operations that became due. */
+int p4e_ct_set(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event ev);
+int p4e_ct_inc(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event inc);
+/* Discard the CT's pending triggered operations. */
+int p4e_ct_cancel_triggered(struct p4e_dom *dom, uint64_t ct);
+/*
+ * [ext] Called after every change of the CT's value (with the caller's
+ * serialisation held), e.g. to wake a libfabric counter's waiters.
+ */
+typedef void (*p4e_ct_notify_func_t)(void *ctx, uint64_t ct);
+int p4e_ct_set_notify(struct p4e_dom *dom, uint64_t ct,
+		      p4e_ct_notify_func_t fn, void *ctx);
+
+/* ---- network interface ------------------------------------------------ */
+
+#define P4E_NI_MATCHING		0x1
+#define P4E_NI_NO_MATCHING	0x2
+#define P4E_NI_LOGICAL		0x4
+#define P4E_NI_PHYSICAL		0x8
+
+struct p4e_ni_limits {
+	uint32_t max_entries;
+	uint32_t max_unexpected_headers;
+	uint32_t max_mds;
+	uint32_t max_cts;		/* of the domain */
+	uint32_t max_eqs;
+	uint32_t max_pt_index;
+	uint32_t max_iovecs;
+	uint32_t max_list_size;
+	uint32_t max_triggered_ops;	/* of the domain */
+	uint64_t max_msg_size;
+	uint64_t max_atomic_size;
+	uint64_t max_fetch_atomic_size;
+	uint64_t max_waw_ordered_size;
+	uint64_t max_war_ordered_size;
+	uint64_t max_volatile_size;
+	uint32_t features;
+	uint32_t max_ops;		/* [ext] outstanding initiator ops */
+};
+
+enum p4e_sr_index {
+	P4E_SR_DROP_COUNT,
+	P4E_SR_PERMISSION_VIOLATIONS,
+	P4E_SR_OPERATION_VIOLATIONS,
+	P4E_SR_MALFORMED,		/* [ext] messages rejected as malformed */
+	P4E_SR_FLOWCTRL,		/* [ext] flow-control episodes */
+	P4E_SR_LAST,
+};
+
+struct p4e_ni_attr {
+	unsigned options;		/* P4E_NI_* */
+	struct p4e_ni_limits desired;	/* 0 fields take defaults */
+	const struct p4t_ops *transport;
+	const void *addr;		/* where to listen */
+	size_t addrlen;
+	uint16_t port_low, port_high;
+	uint32_t uid;			/* carried to targets */
+	uint64_t auth_key;
+	size_t eager_size;		/* larger puts use rendezvous */
+	size_t rma_chunk;
+	uint64_t peer_timeout_ms;
+};
+
+int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
+		  struct p4e_ni **ni_p);
+/* Fails pending operations, unlinks everything; -FI_EBUSY never. */
+int p4e_ni_destroy(struct p4e_ni *ni);
+void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits);
+int p4e_ni_status(struct p4e_ni *ni, enum p4e_sr_index index, int64_t *val);
+int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen);
+int p4e_ni_progress(struct p4e_ni *ni, int budget);
+/* The transport's fd for blocking waits (or -1). */
+int p4e_ni_wait_fd(struct p4e_ni *ni);
+
+/*
+ * Peers. A peer id names a remote NI by its transport address, domain-wide
+ * (every NI of the domain uses the same id for the same address).
+ */
+int p4e_peer_lookup(struct p4e_dom *dom, const void *addr, size_t addrlen,
+		    uint32_t *peer_p);
+int p4e_peer_addr(struct p4e_dom *dom, uint32_t peer, void *addr,
+		  size_t *addrlen);
+
+/* Logical NIs: rank i is peer ids[i]. Physical NIs address peer ids. */
+int p4e_ni_set_map(struct p4e_ni *ni, const uint32_t *peer_ids, size_t count);
+int p4e_ni_get_map(struct p4e_ni *ni, uint32_t *peer_ids, size_t count,
+		   size_t *count_p);
+
+/* ---- portal table ---------------------------------------------------- */
+
+#define P4E_PT_ONLY_USE_ONCE	0x01
+#define P4E_PT_FLOWCTRL		0x02
+#define P4E_PT_ONLY_TRUNCATE	0x04
+#define P4E_PT_ALLOC_DISABLED	0x08
+#define P4E_PT_MATCH_UNORDERED	0x10
+/*
+ * [ext] Flow control that loses nothing: instead of disabling the PT and
+ * failing the initiator's operation, exhaustion nacks the message and
+ * holds back that initiator alone; when resources are back (an overflow
+ * entry appended, an unexpected header consumed) the initiator resends
+ * from that message, in order. Other initiators are not stalled.
+ */
+#define P4E_PT_FC_RESEND	0x20
+
+int p4e_pt_alloc(struct p4e_ni *ni, unsigned options, struct p4e_eq *eq,
+		 uint32_t req_index, uint32_t *index_p);
+int p4e_pt_free(struct p4e_ni *ni, uint32_t index);
+int p4e_pt_disable(struct p4e_ni *ni, uint32_t index);
+int p4e_pt_enable(struct p4e_ni *ni, uint32_t index);
+
+/* ---- memory descriptors ---------------------------------------------- */
+
+#define P4E_MD_EVENT_SUCCESS_DISABLE	0x001
+#define P4E_MD_EVENT_SEND_DISABLE	0x002
+#define P4E_MD_EVENT_CT_SEND		0x004
+#define P4E_MD_EVENT_CT_REPLY		0x008
+#define P4E_MD_EVENT_CT_ACK		0x010
+#define P4E_MD_EVENT_CT_BYTES		0x020
+#define P4E_MD_UNORDERED		0x040
+#define P4E_MD_VOLATILE			0x080
+#define P4E_MD_UNRELIABLE		0x100
+#define P4E_MD_IOVEC			0x200	/* start is a struct iovec[] */
+
+struct p4e_md_desc {
+	void *start;		/* or struct iovec * with P4E_MD_IOVEC */
+	uint64_t length;	/* bytes, or iovec count with P4E_MD_IOVEC */
+	unsigned options;
+	struct p4e_eq *eq;	/* NULL: no full events */
+	uint64_t ct;		/* P4E_HANDLE_NONE: no counting */
+};
+
+int p4e_md_bind(struct p4e_ni *ni, const struct p4e_md_desc *desc,
+		uint64_t *md_p);
+/* -FI_EBUSY while operations on it are pending. */
+int p4e_md_release(struct p4e_ni *ni, uint64_t md);
+
+/* ---- list entries ---------------------------------------------------- */
+
+#define P4E_ME_OP_PUT			0x00001
+#define P4E_ME_OP_GET			0x00002
+#define P4E_ME_USE_ONCE			0x00004
+#define P4E_ME_UNEXPECTED_HDR_DISABLE	0x00008
+#define P4E_ME_IS_ACCESSIBLE		0x00010
+#define P4E_ME_EVENT_LINK_DISABLE	0x00020
+#define P4E_ME_EVENT_COMM_DISABLE	0x00040
+#define P4E_ME_EVENT_FLOWCTRL_DISABLE	0x00080
+#define P4E_ME_EVENT_SUCCESS_DISABLE	0x00100
+#define P4E_ME_EVENT_OVER_DISABLE	0x00200
+#define P4E_ME_EVENT_UNLINK_DISABLE	0x00400
+#define P4E_ME_EVENT_CT_COMM		0x00800
+#define P4E_ME_EVENT_CT_OVERFLOW	0x01000
+#define P4E_ME_EVENT_CT_BYTES		0x02000
+#define P4E_ME_MANAGE_LOCAL		0x04000
+#define P4E_ME_NO_TRUNCATE		0x08000
+#define P4E_ME_MAY_ALIGN		0x10000
+#define P4E_ME_LOCAL_INC_UH_RLENGTH	0x20000
+#define P4E_ME_IOVEC			0x40000	/* start is a struct iovec[] */
+/*
+ * [ext] When this priority entry matches unexpected headers, the engine
+ * moves the data into the entry (copy from the overflow buffer, or pull a
+ * rendezvous) before the *_OVERFLOW event, whose start then points into
+ * this entry. Portals leaves that copy to the application.
+ */
+#define P4E_ME_UH_COPY			0x80000
+/*
+ * [ext] The remote offset of an incoming operation is a virtual address:
+ * the offset used is remote_offset - start (libfabric FI_MR_VIRT_ADDR).
+ */
+#define P4E_ME_VIRT_ADDR		0x100000
+
+struct p4e_me_desc {
+	void *start;		/* or struct iovec * with P4E_ME_IOVEC */
+	uint64_t length;	/* bytes, or iovec count with P4E_ME_IOVEC */
+	uint64_t ct;
+	uint32_t uid;		/* P4E_UID_ANY: anyone */
+	unsigned options;
+	uint32_t match_id;	/* peer id / rank, or P4E_ID_ANY */
+	uint64_t match_bits;
+	uint64_t ignore_bits;	/* 1 = don't care */
+	uint64_t min_free;
+};
+
+/* On a non-matching NI the match fields are ignored (an LE). */
+int p4e_me_append(struct p4e_ni *ni, uint32_t pt_index,
+		  const struct p4e_me_desc *desc, enum p4e_list list,
+		  void *user_ptr, uint64_t user_flags, uint64_t *me_p);
+/*
+ * Unlink. -FI_EBUSY while an operation is using the entry (a rendezvous
+ * pull in flight). [ext] With P4E_UNLINK_CANCEL the entry produces one
+ * full event with ni_fail_type P4E_NI_CANCELED (libfabric fi_cancel).
+ */
+#define P4E_UNLINK_CANCEL 0x1
+int p4e_me_unlink(struct p4e_ni *ni, uint64_t me, unsigned flags);
+
+enum p4e_search_op {
+	P4E_SEARCH_ONLY,
+	P4E_SEARCH_DELETE,
+	/*
+	 * [ext] Like SEARCH_ONLY, but the first matching header is detached
+	 * from the list with its data and handed to the caller as
+	 * event.uh_handle, for p4e_uh_deliver / p4e_uh_discard
+	 * (libfabric FI_PEEK | FI_CLAIM).
+	 */
+	P4E_SEARCH_CLAIM,
+};
+
+int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
+		  const struct p4e_me_desc *desc, enum p4e_search_op op,
+		  void *user_ptr, uint64_t user_flags);
+/*
+ * [ext] Deliver a claimed message into a buffer (as if desc had been
+ * appended with P4E_ME_USE_ONCE | P4E_ME_UH_COPY and matched it): one
+ * *_OVERFLOW event to the PT's sink when the data is in place.
+ */
+int p4e_uh_deliver(struct p4e_ni *ni, uint64_t uh,
+		   const struct p4e_me_desc *desc, void *user_ptr,
+		   uint64_t user_flags);
+/* [ext] Drop a claimed message; a rendezvous initiator is told it is done. */
+int p4e_uh_discard(struct p4e_ni *ni, uint64_t uh);
+
+/* ---- data movement ---------------------------------------------------- */
+
+enum p4e_ack_req {
+	P4E_NO_ACK_REQ,
+	P4E_ACK_REQ,
+	P4E_CT_ACK_REQ,
+	P4E_OC_ACK_REQ,
+	/*
+	 * [ext] One ACK event (counted like P4E_ACK_REQ) once the target
+	 * accepted the message: eager data matched or buffered, rendezvous
+	 * data pulled. No per-message ack travels unless the target failed
+	 * the operation: acceptance rides on cumulative sequence acks.
+	 */
+	P4E_ACK_ACCEPT,
+	P4E_ACK_REQ_MAX,
+};
+
+enum p4e_atomic_op {
+	P4E_MIN,
+	P4E_MAX,
+	P4E_SUM,
+	P4E_PROD,
+	P4E_LOR,
+	P4E_LAND,
+	P4E_BOR,
+	P4E_BAND,
+	P4E_LXOR,
+	P4E_BXOR,
+	P4E_SWAP,
+	P4E_CSWAP,
+	P4E_CSWAP_NE,
+	P4E_CSWAP_LE,
+	P4E_CSWAP_LT,
+	P4E_CSWAP_GE,
+	P4E_CSWAP_GT,
+	P4E_MSWAP,
+	P4E_ATOMIC_READ,	/* [ext] return the target, change nothing */
+	P4E_ATOMIC_WRITE,	/* [ext] store the operand */
+	P4E_ATOMIC_OP_MAX,
+};
+
+enum p4e_atomic_type {
+	P4E_INT8,
+	P4E_UINT8,
+	P4E_INT16,
+	P4E_UINT16,
+	P4E_INT32,
+	P4E_UINT32,
+	P4E_FLOAT,
+	P4E_INT64,
+	P4E_UINT64,
+	P4E_DOUBLE,
+	P4E_FLOAT_COMPLEX,
+	P4E_DOUBLE_COMPLEX,
+	P4E_LONG_DOUBLE,
+	P4E_LONG_DOUBLE_COMPLEX,
+	P4E_ATOMIC_TYPE_MAX,
+};
+
+/* Arguments of put, get, atomic, fetch-atomic and swap. */
+struct p4e_xfer {
+	uint64_t md;			/* source (put/atomic) or sink (get) */
+	uint64_t local_offset;
+	uint64_t length;
+	uint64_t get_md;		/* fetch/swap: where old values land */
+	uint64_t get_local_offset;
+	const void *operand;		/* swap: length bytes of compare
+					 * values (CSWAP*) or masks (MSWAP) */
+	enum p4e_ack_req ack_req;
+	uint32_t target;		/* peer id, or rank on a logical NI */
+	uint32_t pt_index;
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+	void *user_ptr;
+	uint64_t user_flags;		/* [ext] passed back in events */
+	enum p4e_atomic_op atomic_op;
+	enum p4e_atomic_type atomic_type;
+};
+
+/*
+ * Initiate. -FI_EAGAIN when the NI's operation slots (max_ops) or the
+ * transport's queues are full: progress and retry. Invalid arguments
+ * -FI_EINVAL; an unsupported op x type -FI_EOPNOTSUPP.
+ */
+int p4e_put(struct p4e_ni *ni, const struct p4e_xfer *xfer);
+int p4e_get(struct p4e_ni *ni, const struct p4e_xfer *xfer);
+int p4e_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer);
+int p4e_fetch_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer);
+int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer);
+
+/* Atomic op x type validity and element size (p4e_atomic.c). */
+bool p4e_atomic_valid(enum p4e_atomic_op op, enum p4e_atomic_type type,
+		      bool fetch);
+size_t p4e_atomic_type_size(enum p4e_atomic_type type);
+
+/* ---- triggered operations ---------------------------------------------- */
+
+/*
+ * A triggered operation fires when its CT reaches threshold. Default rule
+ * (Portals, and libfabric deferred work): success + failure >= threshold.
+ * With P4E_TRIG_SUCCESS_ONLY: success >= threshold (libfabric FI_TRIGGER).
+ * Arguments are copied at post; buffers are read when the op fires. Ops
+ * due together fire in threshold order, FIFO among equal thresholds; a
+ * post whose threshold is already met fires before the call returns.
+ */
+#define P4E_TRIG_SUCCESS_ONLY 0x1
+
+struct p4e_trig {
+	uint64_t ct;
+	uint64_t threshold;
+	unsigned flags;
+};
+
+int p4e_trig_put(struct p4e_ni *ni, const struct p4e_xfer *xfer,
+		 const struct p4e_trig *trig);
+int p4e_trig_get(struct p4e_ni *ni, const struct p4e_xfer *xfer,
+		 const struct p4e_trig *trig);
+int p4e_trig_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer,
+		    const struct p4e_trig *trig);
+int p4e_trig_fetch_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer,
+			  const struct p4e_trig *trig);
+int p4e_trig_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer,
+		  const struct p4e_trig *trig);
+int p4e_trig_ct_inc(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event inc,
+		    const struct p4e_trig *trig);
+int p4e_trig_ct_set(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event ev,
+		    const struct p4e_trig *trig);
+int p4e_trig_me_append(struct p4e_ni *ni, uint32_t pt_index,
+		       const struct p4e_me_desc *desc, enum p4e_list list,
+		       void *user_ptr, uint64_t user_flags,
+		       const struct p4e_trig *trig, uint64_t *me_p);
+int p4e_trig_me_unlink(struct p4e_ni *ni, uint64_t me,
+		       const struct p4e_trig *trig);
+
+#endif /* P4E_H */

@@ -1,0 +1,224 @@
+/*
+ * p4t.h - the transport interface: what the engine needs from a network.
+ *
+ * A transport instance (struct p4t_iface) serves one engine NI: it has one
+ * listening address and one link (struct p4t_conn) per peer NI, opened
+ * lazily by p4t_conn_get() and shared when both sides connect at once. It
+ * moves whole messages (a header of p4_wire.h plus payload) in order per
+ * link, and one-sided transfers between exposed memory regions (pull =
+ * RDMA read, push = RDMA write; emulated over a byte stream where there is
+ * no RDMA). It knows nothing of matching, portal tables or events: it calls
+ * back into the engine through struct p4t_upcalls.
+ *
+ * The engine reaches a transport only through the inline wrappers at the
+ * bottom, and reads its capabilities once from struct p4t_iface_attr.
+ * Every call happens with the caller's domain serialised (the engine's
+ * rule); upcalls are made from p4t_progress() or from a send on the same
+ * thread, never from another thread.
+ */
+#ifndef P4T_H
+#define P4T_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "p4_wire.h"
+
+struct p4t_iface;
+struct p4t_mem;
+
+/* Transports embed this at the start of their link object. */
+struct p4t_conn {
+	void *engine_ctx;	/* the engine's per-peer state */
+};
+
+struct p4t_iface_attr {
+	size_t max_inline;	/* p4t_send copies messages up to this size */
+	size_t max_msg;		/* largest message p4t_send accepts */
+	size_t max_rma;		/* largest single pull / push */
+	bool rma_native;	/* pull / push are real RDMA */
+	size_t addr_len;	/* bytes of an address of this transport */
+};
+
+/* Calls from the transport into the engine. ctx is upcall_ctx. */
+struct p4t_upcalls {
+	/*
+	 * A whole message arrived on conn: msg holds len bytes (header
+	 * included), valid only during the call. Return 0, or a negative
+	 * value to have the transport fail the link (malformed input).
+	 */
+	int (*recv)(void *ctx, struct p4t_conn *conn, const void *msg,
+		    size_t len);
+	/* A send that returned P4T_QUEUED has left (status 0) or failed. */
+	void (*send_done)(void *ctx, void *op_ctx, int status);
+	/* A pull or push finished (status 0 or -FI_E*). */
+	void (*rma_done)(void *ctx, void *op_ctx, int status);
+	/*
+	 * A peer we did not call connected (handshake done): addr is its
+	 * listening address. Return 0 to accept (set conn->engine_ctx) or a
+	 * negative value to refuse.
+	 */
+	int (*conn_new)(void *ctx, struct p4t_conn *conn, const void *addr,
+			size_t addrlen);
+	/*
+	 * The link failed or the peer went away. Every send, pull and push on
+	 * it has already completed with an error. conn stays valid until the
+	 * upcall returns; a later p4t_conn_get for the address makes a new one.
+	 */
+	void (*conn_failed)(void *ctx, struct p4t_conn *conn, int status);
+};
+
+struct p4t_iface_config {
+	const void *addr;		/* where to listen; port 0 = any */
+	size_t addrlen;
+	uint16_t port_low, port_high;	/* range when the port is 0 */
+	uint64_t auth_key;		/* peers must present the same */
+	uint64_t peer_timeout_ms;	/* silent peer declared dead after */
+	size_t rma_chunk;		/* emulated RDMA chunk size */
+	const struct p4t_upcalls *upcalls;
+	void *upcall_ctx;
+};
+
+/* p4t_send results besides -FI_E* */
+#define P4T_DONE	1	/* the caller's memory is free again */
+#define P4T_QUEUED	0	/* memory in use until send_done(op_ctx) */
+
+/* p4t_mem_expose access */
+#define P4T_ACCESS_READ		0x1	/* the peer may pull from it */
+#define P4T_ACCESS_WRITE	0x2	/* the peer may push into it */
+
+struct p4t_ops {
+	const char *name;
+	int (*iface_open)(const struct p4t_iface_config *cfg,
+			  struct p4t_iface **iface_p);
+	void (*iface_close)(struct p4t_iface *iface);
+	void (*iface_query)(struct p4t_iface *iface,
+			    struct p4t_iface_attr *attr);
+	int (*getname)(struct p4t_iface *iface, void *addr, size_t *addrlen);
+	int (*conn_get)(struct p4t_iface *iface, const void *addr,
+			size_t addrlen, struct p4t_conn **conn_p);
+	/* Send hdr (hdr_len bytes, copied) and then iov. */
+	int (*send)(struct p4t_iface *iface, struct p4t_conn *conn,
+		    const void *hdr, size_t hdr_len, const struct iovec *iov,
+		    size_t iovcnt, void *op_ctx);
+	/* Make local memory reachable by conn's peer through a cookie. */
+	int (*mem_expose)(struct p4t_iface *iface, struct p4t_conn *conn,
+			  const struct iovec *iov, size_t iovcnt,
+			  unsigned access, struct p4w_cookie *cookie,
+			  struct p4t_mem **mem_p);
+	void (*mem_unexpose)(struct p4t_iface *iface, struct p4t_mem *mem);
+	/* Read len bytes at remote + remote_off into local. */
+	int (*pull)(struct p4t_iface *iface, struct p4t_conn *conn,
+		    const struct p4w_cookie *remote, uint64_t remote_off,
+		    const struct iovec *local, size_t iovcnt, size_t len,
+		    void *op_ctx);
+	/* Write len bytes of local to remote + remote_off. */
+	int (*push)(struct p4t_iface *iface, struct p4t_conn *conn,
+		    const struct iovec *local, size_t iovcnt, size_t len,
+		    const struct p4w_cookie *remote, uint64_t remote_off,
+		    void *op_ctx);
+	/* Drop the link now (its operations fail as for conn_failed). */
+	void (*conn_close)(struct p4t_iface *iface, struct p4t_conn *conn);
+	/* Do up to budget units of work; returns how much was done. */
+	int (*progress)(struct p4t_iface *iface, int budget);
+	/* An fd readable when progress has work (for epoll), or -1. */
+	int (*wait_fd)(struct p4t_iface *iface);
+};
+
+struct p4t_iface_base {
+	const struct p4t_ops *ops;	/* transports embed this first */
+};
+
+static inline const struct p4t_ops *p4t_ops_of(struct p4t_iface *iface)
+{
+	return ((struct p4t_iface_base *)iface)->ops;
+}
+
+static inline int p4t_send(struct p4t_iface *iface, struct p4t_conn *conn,
+			   const void *hdr, size_t hdr_len,
+			   const struct iovec *iov, size_t iovcnt,
+			   void *op_ctx)
+{
+	return p4t_ops_of(iface)->send(iface, conn, hdr, hdr_len, iov, iovcnt,
+				       op_ctx);
+}
+
+static inline int p4t_conn_get(struct p4t_iface *iface, const void *addr,
+			       size_t addrlen, struct p4t_conn **conn_p)
+{
+	return p4t_ops_of(iface)->conn_get(iface, addr, addrlen, conn_p);
+}
+
+static inline void p4t_conn_close(struct p4t_iface *iface,
+				  struct p4t_conn *conn)
+{
+	p4t_ops_of(iface)->conn_close(iface, conn);
+}
+
+static inline int p4t_mem_expose(struct p4t_iface *iface,
+				 struct p4t_conn *conn,
+				 const struct iovec *iov, size_t iovcnt,
+				 unsigned access, struct p4w_cookie *cookie,
+				 struct p4t_mem **mem_p)
+{
+	return p4t_ops_of(iface)->mem_expose(iface, conn, iov, iovcnt, access,
+					     cookie, mem_p);
+}
+
+static inline void p4t_mem_unexpose(struct p4t_iface *iface,
+				    struct p4t_mem *mem)
+{
+	p4t_ops_of(iface)->mem_unexpose(iface, mem);
+}
+
+static inline int p4t_pull(struct p4t_iface *iface, struct p4t_conn *conn,
+			   const struct p4w_cookie *remote, uint64_t remote_off,
+			   const struct iovec *local, size_t iovcnt, size_t len,
+			   void *op_ctx)
+{
+	return p4t_ops_of(iface)->pull(iface, conn, remote, remote_off, local,
+				       iovcnt, len, op_ctx);
+}
+
+static inline int p4t_push(struct p4t_iface *iface, struct p4t_conn *conn,
+			   const struct iovec *local, size_t iovcnt,
+			   size_t len, const struct p4w_cookie *remote,
+			   uint64_t remote_off, void *op_ctx)
+{
+	return p4t_ops_of(iface)->push(iface, conn, local, iovcnt, len, remote,
+				       remote_off, op_ctx);
+}
+
+static inline int p4t_progress(struct p4t_iface *iface, int budget)
+{
+	return p4t_ops_of(iface)->progress(iface, budget);
+}
+
+static inline int p4t_wait_fd(struct p4t_iface *iface)
+{
+	return p4t_ops_of(iface)->wait_fd(iface);
+}
+
+static inline int p4t_getname(struct p4t_iface *iface, void *addr,
+			      size_t *addrlen)
+{
+	return p4t_ops_of(iface)->getname(iface, addr, addrlen);
+}
+
+static inline void p4t_iface_query(struct p4t_iface *iface,
+				   struct p4t_iface_attr *attr)
+{
+	p4t_ops_of(iface)->iface_query(iface, attr);
+}
+
+static inline void p4t_iface_close(struct p4t_iface *iface)
+{
+	p4t_ops_of(iface)->iface_close(iface);
+}
+
+/* The transports built in. */
+extern const struct p4t_ops p4t_loop_ops;
+
+#endif /* P4T_H */

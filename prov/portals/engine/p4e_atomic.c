@@ -1,0 +1,2 @@
+/* p4e_atomic.c - being written. */
+#include <config.h>

@@ -1,0 +1,1 @@
+/* p4e_atomic.h - being written. */

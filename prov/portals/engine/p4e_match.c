@@ -1,0 +1,2 @@
+/* p4e_match.c - being written. */
+#include <config.h>

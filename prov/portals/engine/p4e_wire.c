@@ -1,0 +1,2 @@
+/* p4e_wire.c - being written. */
+#include <config.h>

@@ -1,0 +1,2 @@
+/* p4t_loop.c - being written. */
+#include <config.h>

@@ -1,0 +1,1 @@
+/* p4t_loop.h - being written. */
