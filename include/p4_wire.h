@@ -17,9 +17,25 @@
 #ifndef P4_WIRE_H
 #define P4_WIRE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <rdma/fi_errno.h>
+
+/*
+ * The errors the unpack functions return. libfabric's fi_errno.h (1.17,
+ * as Debian 12 ships it) lists these two but leaves them commented out;
+ * define them the way it would, as the errno values (fi_strerror() knows
+ * those).
+ */
+#ifndef FI_EBADMSG
+#define FI_EBADMSG	EBADMSG
+#endif
+#ifndef FI_EPROTO
+#define FI_EPROTO	EPROTO
+#endif
 
 #define P4W_VERSION		1
 #define P4W_MAGIC		0x50344631u	/* "P4F1" in the handshake */
@@ -168,7 +184,10 @@ _Static_assert(sizeof(struct p4w_data) == 56, "wire layout");
  * it) in wire byte order. Unpack functions read len bytes from buf (any
  * alignment), validate, and fill the host struct; they return 0 or
  * -FI_EBADMSG / -FI_EMSGSIZE / -FI_EPROTO (wrong version). They never read
- * past len.
+ * past len. Reserved fields (and hello.addr past addrlen) are packed as
+ * zero and refused when not zero. Fixed-size messages (ACK, SEQ_ACK, NACK,
+ * RESUME, HELLO*, PULL_REQ, BYE) must have exactly their size in
+ * hdr.length; a GET carries at most its reply cookie.
  */
 void p4w_hdr_pack(void *buf, const struct p4w_hdr *hdr);
 int p4w_hdr_unpack(const void *buf, size_t len, struct p4w_hdr *hdr);
@@ -188,10 +207,20 @@ void p4w_pull_req_pack(void *buf, const struct p4w_pull_req *req);
 int p4w_pull_req_unpack(const void *buf, size_t len, struct p4w_pull_req *req);
 void p4w_data_pack(void *buf, const struct p4w_data *data);
 int p4w_data_unpack(const void *buf, size_t len, struct p4w_data *data);
+/*
+ * PULL_DATA / PUSH_DATA: check an unpacked body against its header. There
+ * is no whole-message parse for these (a receiver may read the data that
+ * follows straight into place), so this is where hdr->length must cover
+ * exactly the body and data->length bytes, and a push must land inside
+ * its dst cookie.
+ */
+int p4w_data_check(const struct p4w_hdr *hdr, const struct p4w_data *data);
 
 /*
  * Split a whole engine request message (header already unpacked) into its
- * parts, checking that the lengths add up exactly to hdr->length.
+ * parts, checking that the lengths add up exactly to hdr->length. A
+ * cookie's length must cover rlength. -FI_EINVAL if hdr is not a request
+ * (p4w_resp_parse: not ACK/REPLY; p4w_data_check: not PULL/PUSH_DATA).
  */
 struct p4w_req_parts {
 	struct p4w_req req;

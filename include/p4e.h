@@ -321,6 +321,13 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  * the offset used is remote_offset - start (libfabric FI_MR_VIRT_ADDR).
  */
 #define P4E_ME_VIRT_ADDR		0x100000
+/*
+ * [ext] Overflow entries: a rendezvous message that matches keeps only its
+ * header here (no overflow space used); the data is pulled straight into
+ * the priority entry that later matches it. Without it, Portals semantics:
+ * the data is pulled into the overflow entry like any put.
+ */
+#define P4E_ME_RDZV_HDR_ONLY		0x200000
 
 struct p4e_me_desc {
 	void *start;		/* or struct iovec * with P4E_ME_IOVEC */

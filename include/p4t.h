@@ -14,7 +14,10 @@
  * bottom, and reads its capabilities once from struct p4t_iface_attr.
  * Every call happens with the caller's domain serialised (the engine's
  * rule); upcalls are made from p4t_progress() or from a send on the same
- * thread, never from another thread.
+ * thread (and rma_done from p4t_iface_close, see there), never from
+ * another thread. An upcall may call send, pull, push, conn_get,
+ * conn_close, mem_expose and mem_unexpose; not progress or iface_close
+ * on the same iface.
  */
 #ifndef P4T_H
 #define P4T_H
@@ -58,7 +61,8 @@ struct p4t_upcalls {
 	/*
 	 * A peer we did not call connected (handshake done): addr is its
 	 * listening address. Return 0 to accept (set conn->engine_ctx) or a
-	 * negative value to refuse.
+	 * negative value to refuse (the conn is then gone: no conn_failed for
+	 * it). Not made for a conn the engine already got from p4t_conn_get.
 	 */
 	int (*conn_new)(void *ctx, struct p4t_conn *conn, const void *addr,
 			size_t addrlen);
@@ -93,6 +97,10 @@ struct p4t_ops {
 	const char *name;
 	int (*iface_open)(const struct p4t_iface_config *cfg,
 			  struct p4t_iface **iface_p);
+	/*
+	 * Every link fails (peers get conn_failed); pending pulls and pushes
+	 * complete with rma_done(error) before it returns; no other upcall.
+	 */
 	void (*iface_close)(struct p4t_iface *iface);
 	void (*iface_query)(struct p4t_iface *iface,
 			    struct p4t_iface_attr *attr);
@@ -119,7 +127,11 @@ struct p4t_ops {
 		    const struct iovec *local, size_t iovcnt, size_t len,
 		    const struct p4w_cookie *remote, uint64_t remote_off,
 		    void *op_ctx);
-	/* Drop the link now (its operations fail as for conn_failed). */
+	/*
+	 * Drop the link now (its operations fail as for conn_failed, their
+	 * completions coming from later progress). conn is invalid on return
+	 * and gets no conn_failed; the peer's end does.
+	 */
 	void (*conn_close)(struct p4t_iface *iface, struct p4t_conn *conn);
 	/* Do up to budget units of work; returns how much was done. */
 	int (*progress)(struct p4t_iface *iface, int budget);

@@ -29,10 +29,17 @@ static inline int p4u_is_pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
+/*
+ * Smallest power of two >= x; 0 when there is none in 64 bits (x > 2^63),
+ * so callers sizing tables from untrusted counts can refuse instead of
+ * shifting by 64 (undefined) and getting a tiny table.
+ */
 static inline uint64_t p4u_roundup_pow2(uint64_t x)
 {
 	if (x <= 1)
 		return 1;
+	if (x > (1ULL << 63))
+		return 0;
 	return 1ULL << (64 - __builtin_clzll(x - 1));
 }
 

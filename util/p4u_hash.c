@@ -1,6 +1,9 @@
 /*
  * p4u_hash.c - growth and insertion for the chained hash table.
  */
+#include <config.h>
+
+#include <stdint.h>
 #include <stdlib.h>
 #include <rdma/fi_errno.h>
 
@@ -13,6 +16,9 @@ static struct p4u_list *p4u_hash_buckets_alloc(size_t n)
 	struct p4u_list *buckets;
 	size_t i;
 
+	/* n comes from the caller's expected count: never let n * 16 wrap */
+	if (!n || n > SIZE_MAX / sizeof(*buckets))
+		return NULL;
 	buckets = malloc(n * sizeof(*buckets));
 	if (!buckets)
 		return NULL;
@@ -23,8 +29,11 @@ static struct p4u_list *p4u_hash_buckets_alloc(size_t n)
 
 int p4u_hash_init(struct p4u_hash *hash, size_t expected)
 {
-	size_t n = p4u_roundup_pow2(P4U_MAX(expected, P4U_HASH_MIN_BUCKETS));
+	uint64_t n = p4u_roundup_pow2(P4U_MAX(expected, P4U_HASH_MIN_BUCKETS));
 
+	/* 0: no power of two that large; beyond SIZE_MAX / 16: size wraps */
+	if (!n || n > SIZE_MAX / sizeof(*hash->buckets))
+		return -FI_EINVAL;
 	hash->buckets = p4u_hash_buckets_alloc(n);
 	if (!hash->buckets)
 		return -FI_ENOMEM;
@@ -51,6 +60,8 @@ static void p4u_hash_grow(struct p4u_hash *hash)
 	size_t old_n = hash->mask + 1, new_n = old_n * 2, i;
 	struct p4u_list *buckets, *node, *tmp;
 
+	if (new_n < old_n)
+		return;
 	buckets = p4u_hash_buckets_alloc(new_n);
 	if (!buckets)
 		return;
@@ -77,8 +88,14 @@ void p4u_hash_insert(struct p4u_hash *hash, struct p4u_hash_node *node,
 	hash->count++;
 }
 
+/*
+ * A node that is on no bucket (already removed: p4u_list_remove left it
+ * self-linked) is ignored, so a second remove cannot wrap the count.
+ */
 void p4u_hash_remove(struct p4u_hash *hash, struct p4u_hash_node *node)
 {
+	if (!p4u_list_node_linked(&node->link))
+		return;
 	p4u_list_remove(&node->link);
 	hash->count--;
 }

@@ -27,10 +27,12 @@ struct p4u_hash {
 	size_t count;
 };
 
+/* -FI_EINVAL when expected is too large to size a table, -FI_ENOMEM. */
 int p4u_hash_init(struct p4u_hash *hash, size_t expected);
 void p4u_hash_fini(struct p4u_hash *hash);
 void p4u_hash_insert(struct p4u_hash *hash, struct p4u_hash_node *node,
 		     uint64_t hval);
+/* Removing a node twice is harmless (the second call does nothing). */
 void p4u_hash_remove(struct p4u_hash *hash, struct p4u_hash_node *node);
 
 static inline struct p4u_list *p4u_hash_bucket(const struct p4u_hash *hash,
@@ -60,10 +62,20 @@ static inline uint64_t p4u_hash_combine(uint64_t a, uint64_t b)
 	return p4u_hash_u64(a ^ (p4u_hash_u64(b) + 0x9e3779b97f4a7c15ULL));
 }
 
-/* Visit, in insertion order, the nodes whose stored hash equals hval. */
+/*
+ * Visit, in insertion order, the nodes whose stored hash equals hval. The
+ * body must not remove pos (use p4u_hash_foreach_safe) nor insert (an
+ * insert may grow the table and move every node).
+ */
 #define p4u_hash_foreach(hashp, hval, pos, type, field)			\
 	p4u_list_foreach_entry(p4u_hash_bucket(hashp, hval), pos, type,	\
 			       field.link)					\
-		if ((pos)->field.hash == (hval))
+		if ((pos)->field.hash != (hval)) {} else
+
+/* As p4u_hash_foreach, but the body may p4u_hash_remove() pos. */
+#define p4u_hash_foreach_safe(hashp, hval, pos, tmp, type, field)		\
+	p4u_list_foreach_entry_safe(p4u_hash_bucket(hashp, hval), pos, tmp,	\
+				    type, field.link)				\
+		if ((pos)->field.hash != (hval)) {} else
 
 #endif /* P4U_HASH_H */

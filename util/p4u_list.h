@@ -120,15 +120,41 @@ static inline size_t p4u_list_length(const struct p4u_list *head)
 	for ((node) = (head)->next, (tmp) = (node)->next; (node) != (head); \
 	     (node) = (tmp), (tmp) = (node)->next)
 
-#define p4u_list_foreach_entry(head, pos, type, field) \
-	for ((pos) = container_of((head)->next, type, field); \
-	     &(pos)->field != (head); \
-	     (pos) = container_of((pos)->field.next, type, field))
+/*
+ * The entry walks never form container_of() of the head: that pointer is
+ * outside any object (undefined behaviour, and GCC's -Warray-bounds says
+ * so when it can see the list is empty). They walk hidden node pointers,
+ * named per line, and set pos only for real nodes. The head expression is
+ * evaluated once. After a walk that ran to the end, pos is not meaningful.
+ */
+#define P4U_LIST_CAT_(a, b)	a##b
+#define P4U_LIST_CAT(a, b)	P4U_LIST_CAT_(a, b)
+#define P4U_LIST_TMP(name)	P4U_LIST_CAT(p4u_list_##name##_, __LINE__)
 
-#define p4u_list_foreach_entry_safe(head, pos, tmp, type, field) \
-	for ((pos) = container_of((head)->next, type, field), \
-	     (tmp) = container_of((pos)->field.next, type, field); \
-	     &(pos)->field != (head); \
-	     (pos) = (tmp), (tmp) = container_of((pos)->field.next, type, field))
+#define p4u_list_foreach_entry(head, pos, type, field)			\
+	p4u_list_foreach_entry_(head, pos, type, field,			\
+				P4U_LIST_TMP(hd), P4U_LIST_TMP(nd))
+
+#define p4u_list_foreach_entry_(head, pos, type, field, h_, n_)		\
+	for (struct p4u_list *h_ = (head), *n_ = h_->next;		\
+	     n_ != h_ && ((pos) = container_of(n_, type, field), 1);	\
+	     n_ = n_->next)
+
+/*
+ * Safe against removal of pos. tmp is the next entry (NULL at the last
+ * one), kept for callers; the walk itself follows a hidden next pointer.
+ */
+#define p4u_list_foreach_entry_safe(head, pos, tmp, type, field)		\
+	p4u_list_foreach_entry_safe_(head, pos, tmp, type, field,		\
+				     P4U_LIST_TMP(hd), P4U_LIST_TMP(nd),	\
+				     P4U_LIST_TMP(nx))
+
+#define p4u_list_foreach_entry_safe_(head, pos, tmp, type, field, h_, n_,	\
+				     x_)					\
+	for (struct p4u_list *h_ = (head), *n_ = h_->next, *x_ = n_->next; \
+	     n_ != h_ && ((pos) = container_of(n_, type, field),		\
+			  (tmp) = x_ != h_ ? container_of(x_, type, field) :	\
+					     NULL, (void)(tmp), 1);		\
+	     n_ = x_, x_ = n_->next)
 
 #endif /* P4U_LIST_H */

@@ -1,6 +1,8 @@
 /*
  * p4u_param.c - define and read the provider's parameters from one table.
  */
+#include <config.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <rdma/fi_errno.h>
@@ -71,7 +73,7 @@ void p4u_param_load_all(struct fi_provider *prov,
 	for (i = 0; i < count; i++) {
 		const struct p4u_param *p = &table[i];
 		size_t sval;
-		int ival;
+		int ival, ret;
 		char *str;
 
 		switch (p->type) {
@@ -101,8 +103,14 @@ void p4u_param_load_all(struct fi_provider *prov,
 			break;
 		case P4U_PARAM_BOOL:
 			*(int *)p->value = p->def.bval;
-			if (!fi_param_get_bool(prov, p->name, &ival))
+			ret = fi_param_get_bool(prov, p->name, &ival);
+			if (!ret)
 				*(int *)p->value = !!ival;
+			else if (ret == -FI_EINVAL)
+				FI_WARN(prov, FI_LOG_CORE,
+					"%s is not a boolean (0/1, yes/no, "
+					"on/off, true/false); using %d\n",
+					p->name, p->def.bval);
 			break;
 		case P4U_PARAM_STR:
 			*(const char **)p->value = p->def.str;

@@ -1,6 +1,9 @@
 /*
  * p4u_pool.c - chunked object pool with generations (see p4u_pool.h).
  */
+#include <config.h>
+
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <assert.h>
@@ -8,13 +11,19 @@
 
 #include "p4u_pool.h"
 
+/* Objects are aligned to this (and to max_align_t, if stricter). */
+#define P4U_POOL_ALIGN	P4U_MAX((size_t)16, alignof(max_align_t))
+
 struct p4u_pool_slot {
 	uint32_t gen;		/* odd while allocated */
 	uint32_t index;
 	struct p4u_pool_slot *next_free;
-	/* object follows, 16-byte aligned */
-	max_align_t obj[];
+	/* object follows; slot_size and the chunk keep it P4U_POOL_ALIGN'ed */
+	alignas(P4U_POOL_ALIGN) max_align_t obj[];
 };
+
+_Static_assert(offsetof(struct p4u_pool_slot, obj) % 16 == 0,
+	       "pool objects must be 16-byte aligned");
 
 static inline struct p4u_pool_slot *p4u_pool_slot_of(const void *obj)
 {
@@ -32,14 +41,25 @@ int p4u_pool_init(struct p4u_pool *pool, size_t obj_size, uint32_t chunk_objs,
 		  uint32_t max_objs)
 {
 	uint32_t max_chunks;
+	size_t slot_size;
 
+	memset(pool, 0, sizeof(*pool));
 	if (!obj_size || !chunk_objs || !max_objs || max_objs > UINT32_MAX / 2)
 		return -FI_EINVAL;
-	memset(pool, 0, sizeof(*pool));
+	chunk_objs = P4U_MIN(chunk_objs, max_objs);
+	/*
+	 * Refuse sizes whose slot or chunk size would wrap: a wrapped size
+	 * allocates a small chunk that alloc then overruns.
+	 */
+	if (obj_size > SIZE_MAX - sizeof(struct p4u_pool_slot) - 2 * P4U_POOL_ALIGN)
+		return -FI_EINVAL;
+	slot_size = P4U_ALIGN_UP(sizeof(struct p4u_pool_slot) + obj_size,
+				 P4U_POOL_ALIGN);
+	if (slot_size > (SIZE_MAX - 64) / chunk_objs)
+		return -FI_EINVAL;
 	pool->obj_size = obj_size;
-	pool->slot_size = P4U_ALIGN_UP(sizeof(struct p4u_pool_slot) + obj_size,
-				       sizeof(max_align_t));
-	pool->chunk_objs = P4U_MIN(chunk_objs, max_objs);
+	pool->slot_size = slot_size;
+	pool->chunk_objs = chunk_objs;
 	pool->max_objs = max_objs;
 	max_chunks = (max_objs + pool->chunk_objs - 1) / pool->chunk_objs;
 	pool->chunks = calloc(max_chunks, sizeof(*pool->chunks));
@@ -68,6 +88,7 @@ static int p4u_pool_grow(struct p4u_pool *pool)
 	if (first >= pool->max_objs)
 		return -FI_ENOSPC;
 	n = P4U_MIN(pool->chunk_objs, pool->max_objs - first);
+	/* init checked that this product and its rounding cannot wrap */
 	chunk = aligned_alloc(64, P4U_ALIGN_UP(pool->slot_size * pool->chunk_objs,
 					       (size_t)64));
 	if (!chunk)
@@ -105,7 +126,14 @@ void p4u_pool_free(struct p4u_pool *pool, void *obj)
 {
 	struct p4u_pool_slot *slot = p4u_pool_slot_of(obj);
 
+	/*
+	 * A second free of the same object is a bug in the caller; without
+	 * this check it would make the slot look live and put it on the
+	 * free list twice, so two later allocs would share one object.
+	 */
 	assert(slot->gen & 1);
+	if (p4u_unlikely(!(slot->gen & 1)))
+		return;
 	slot->gen++;		/* odd -> even; wraps back to 0, never to a live value */
 	slot->next_free = pool->free_list;
 	pool->free_list = slot;

@@ -36,12 +36,19 @@ struct p4u_pool {
 
 #define P4U_POOL_INVALID_HANDLE 0ULL
 
+/*
+ * -FI_EINVAL for a zero argument, max_objs above UINT32_MAX / 2, or an
+ * obj_size * chunk_objs that does not fit in memory sizes; the pool is
+ * left zeroed on failure, so p4u_pool_fini() on it is harmless.
+ * Objects are 16-byte aligned.
+ */
 int p4u_pool_init(struct p4u_pool *pool, size_t obj_size, uint32_t chunk_objs,
 		  uint32_t max_objs);
 void p4u_pool_fini(struct p4u_pool *pool);
 
 /* Returns a zeroed object, or NULL when max_objs are in use (or no memory). */
 void *p4u_pool_alloc(struct p4u_pool *pool);
+/* Freeing an object that is not allocated asserts (debug) or is ignored. */
 void p4u_pool_free(struct p4u_pool *pool, void *obj);
 
 uint64_t p4u_pool_handle(const struct p4u_pool *pool, const void *obj);

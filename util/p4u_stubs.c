@@ -4,6 +4,8 @@
  * Generated once from the ops structs of the libfabric 1.17 headers; kept
  * by hand since. Every function ignores its arguments.
  */
+#include <config.h>
+
 #include "p4u_stubs.h"
 
 int p4u_no_close(struct fid *fid)

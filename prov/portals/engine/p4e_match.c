@@ -1,2 +1,713 @@
-/* p4e_match.c - being written. */
+/*
+ * p4e_match.c - the matching structures: priority/overflow entry lists
+ * (struct p4e_mlist) and the unexpected-header index (struct p4e_uindex).
+ *
+ * Both give exactly the answer of a linear Portals list walk (first match
+ * in append / arrival order) without walking, for the masks consumers
+ * actually use (DESIGN.md §5). What lives elsewhere: the entries and
+ * headers themselves (p4e_me.c, p4e_unexp.c), permissions, truncation and
+ * events (the target state machine), which reach in only through the
+ * accept() predicates.
+ *
+ * The order argument every lookup relies on: p4u_hash keeps nodes of equal
+ * hash in insertion order, entries are inserted in append order (seq
+ * increasing), a table regrows by moving buckets in order and an index is
+ * rebuilt by walking the arrival list, so the first acceptable node of a
+ * bucket walk is the lowest-seq match for that key, and a walk can stop at
+ * the first same-hash node whose seq is not below the best found so far.
+ *
+ * Cost: chains are kept at most half a node per bucket on average (see
+ * p4e_match_hash_insert), so a lookup reads about one entry per probe; the
+ * number of probes is 2 per mask table, and Open MPI uses one or two.
+ */
 #include <config.h>
+
+#include <assert.h>
+#include <stdlib.h>
+#include <rdma/fi_errno.h>
+
+#include "p4e_match.h"
+#include "p4u_log.h"
+
+/* ---- priority / overflow lists ---------------------------------------- */
+
+/* All the entries hashed here have ignore_bits == mask. */
+struct p4e_mtable {
+	uint64_t mask;
+	size_t nid;			/* entries in by_id */
+	size_t nwild;			/* entries in wild */
+	struct p4u_hash by_id;		/* key: (bits & ~mask, match_id) */
+	struct p4u_hash wild;		/* key: bits & ~mask; match_id ANY */
+};
+
+/*
+ * Grow at half a node per bucket (p4u_hash alone lets chains reach two):
+ * in the worst order (newest matched first) a walk passes every older
+ * node of its bucket, each a likely cache miss and an unpredictable
+ * branch. Buckets cost 16 bytes, so this is 32 to 64 bytes per entry.
+ */
+#define P4E_MATCH_MAX_LOAD_SHIFT	1	/* count <= buckets / 2 */
+#define P4E_MATCH_GROW_SHIFT		1	/* double */
+
+static inline uint64_t p4e_match_hash_id(uint64_t key, uint32_t id)
+{
+	return p4u_hash_combine(key, id);
+}
+
+static inline uint64_t p4e_match_hash_key(uint64_t key)
+{
+	return p4u_hash_u64(key);
+}
+
+/*
+ * Move every node into a table with more buckets, old buckets in order and
+ * each node to the tail of its new bucket: nodes that share a new bucket
+ * shared the old one, so their order, and with it list order, is kept.
+ * If the bigger table cannot be allocated the old one stays (p4u_hash
+ * still grows it at two nodes per bucket, or not): slower, still correct.
+ */
+static void p4e_match_hash_regrow(struct p4u_hash *hash)
+{
+	size_t nbuckets = hash->mask + 1, i;
+	struct p4u_hash_node *hnode;
+	struct p4u_list *node, *tmp;
+	struct p4u_hash bigger;
+
+	if (p4u_hash_init(&bigger, nbuckets << P4E_MATCH_GROW_SHIFT))
+		return;
+	for (i = 0; i < nbuckets; i++) {
+		p4u_list_foreach_safe(&hash->buckets[i], node, tmp) {
+			hnode = container_of(node, struct p4u_hash_node, link);
+			p4u_hash_insert(&bigger, hnode, hnode->hash);
+		}
+	}
+	p4u_hash_fini(hash);
+	*hash = bigger;
+}
+
+static void p4e_match_hash_insert(struct p4u_hash *hash,
+				  struct p4u_hash_node *node, uint64_t hval)
+{
+	if ((p4u_hash_count(hash) + 1) << P4E_MATCH_MAX_LOAD_SHIFT >
+	    hash->mask + 1)
+		p4e_match_hash_regrow(hash);
+	p4u_hash_insert(hash, node, hval);
+}
+
+static int p4e_mtable_create(uint64_t mask, struct p4e_mtable **table_p)
+{
+	struct p4e_mtable *table;
+	int ret;
+
+	table = calloc(1, sizeof(*table));
+	if (!table)
+		return -FI_ENOMEM;
+	ret = p4u_hash_init(&table->by_id, 0);
+	if (ret)
+		goto err_free_table;
+	ret = p4u_hash_init(&table->wild, 0);
+	if (ret)
+		goto err_fini_by_id;
+	table->mask = mask;
+	*table_p = table;
+	return 0;
+
+err_fini_by_id:
+	p4u_hash_fini(&table->by_id);
+err_free_table:
+	free(table);
+	return ret;
+}
+
+static void p4e_mtable_destroy(struct p4e_mtable *table)
+{
+	p4u_hash_fini(&table->wild);
+	p4u_hash_fini(&table->by_id);
+	free(table);
+}
+
+static inline bool p4e_mtable_empty(const struct p4e_mtable *table)
+{
+	return !table->nid && !table->nwild;
+}
+
+/*
+ * The table for mask: the one that has it, else an empty one taken over
+ * (no entry is hashed there, so changing its mask is free), else a new one
+ * while slots remain. NULL sends the entry to the slow list, which stays
+ * correct when entries of one mask are split between a table and the slow
+ * list: lookups compare seqs across both.
+ */
+static struct p4e_mtable *p4e_mlist_table_get(struct p4e_mlist *list,
+					      uint64_t mask)
+{
+	struct p4e_mtable *table, *empty = NULL;
+	unsigned i;
+
+	for (i = 0; i < list->ntables; i++) {
+		table = list->tables[i];
+		if (table->mask == mask)
+			return table;
+		if (!empty && p4e_mtable_empty(table))
+			empty = table;
+	}
+	if (empty) {
+		empty->mask = mask;
+		return empty;
+	}
+	if (list->ntables == P4E_MLIST_MAX_MASKS)
+		return NULL;
+	if (p4e_mtable_create(mask, &table)) {
+		p4u_log(P4U_LOG_WARN, P4U_LOG_ENGINE,
+			"no memory for a match table (mask %#llx): slow list",
+			(unsigned long long)mask);
+		return NULL;
+	}
+	list->tables[list->ntables++] = table;
+	return table;
+}
+
+int p4e_mlist_init(struct p4e_mlist *list, bool matching)
+{
+	list->matching = matching;
+	p4u_list_init(&list->order);
+	p4u_list_init(&list->slow);
+	list->ntables = 0;
+	list->next_seq = 0;
+	list->count = 0;
+	list->examined = 0;
+	return 0;
+}
+
+void p4e_mlist_fini(struct p4e_mlist *list)
+{
+	unsigned i;
+
+	for (i = 0; i < list->ntables; i++)
+		p4e_mtable_destroy(list->tables[i]);
+	list->ntables = 0;
+	/* forget the entries without touching them */
+	p4u_list_init(&list->order);
+	p4u_list_init(&list->slow);
+	list->count = 0;
+}
+
+static void p4e_mtable_insert(struct p4e_mtable *table,
+			      struct p4e_mentry *entry)
+{
+	uint64_t key = entry->match_bits & ~table->mask;
+
+	if (entry->match_id == P4E_ID_ANY) {
+		p4e_match_hash_insert(&table->wild, &entry->hnode,
+				      p4e_match_hash_key(key));
+		table->nwild++;
+	} else {
+		p4e_match_hash_insert(&table->by_id, &entry->hnode,
+				      p4e_match_hash_id(key, entry->match_id));
+		table->nid++;
+	}
+	entry->table = table;
+}
+
+void p4e_mlist_append(struct p4e_mlist *list, struct p4e_mentry *entry)
+{
+	struct p4e_mtable *table = NULL;
+
+	entry->seq = list->next_seq++;
+	entry->table = NULL;
+	p4u_list_node_init(&entry->slow);
+	p4u_list_node_init(&entry->hnode.link);
+	p4u_list_insert_tail(&list->order, &entry->order);
+	list->count++;
+	/* a non-matching list is only ever walked in order */
+	if (!list->matching)
+		return;
+	table = p4e_mlist_table_get(list, entry->ignore_bits);
+	if (table)
+		p4e_mtable_insert(table, entry);
+	else
+		p4u_list_insert_tail(&list->slow, &entry->slow);
+}
+
+void p4e_mlist_remove(struct p4e_mlist *list, struct p4e_mentry *entry)
+{
+	struct p4e_mtable *table = entry->table;
+
+	assert(p4e_mentry_linked(entry));
+	assert(list->count > 0);
+	p4u_list_remove(&entry->order);
+	if (table) {
+		if (entry->match_id == P4E_ID_ANY) {
+			p4u_hash_remove(&table->wild, &entry->hnode);
+			table->nwild--;
+		} else {
+			p4u_hash_remove(&table->by_id, &entry->hnode);
+			table->nid--;
+		}
+		entry->table = NULL;
+	} else {
+		/* self-linked on a non-matching list: harmless */
+		p4u_list_remove(&entry->slow);
+	}
+	list->count--;
+}
+
+/*
+ * One bucket walk: the first entry (in append order) with the hash, the
+ * key bits under mask and the id, that accept() takes, if its seq is below
+ * best_seq. For wildcard-source entries id is P4E_ID_ANY, which they all
+ * carry. Every node of the bucket counts as examined.
+ */
+static struct p4e_mentry *
+p4e_mtable_probe(struct p4e_mlist *list, const struct p4u_hash *hash,
+		 uint64_t hval, uint64_t bits, uint64_t mask, uint32_t id,
+		 uint64_t best_seq, p4e_mentry_accept_func_t accept, void *ctx)
+{
+	struct p4u_list *head = p4u_hash_bucket(hash, hval), *node;
+	struct p4e_mentry *entry;
+	uint64_t examined = 0;
+
+	p4u_list_foreach(head, node) {
+		examined++;
+		entry = container_of(node, struct p4e_mentry, hnode.link);
+		if (entry->hnode.hash != hval)
+			continue;
+		/* later same-hash nodes only have higher seqs */
+		if (entry->seq >= best_seq)
+			break;
+		if (entry->match_id != id ||
+		    !p4e_match_bits_ok(bits, entry->match_bits, mask))
+			continue;
+		if (accept && !accept(entry, ctx))
+			continue;
+		list->examined += examined;
+		return entry;
+	}
+	list->examined += examined;
+	return NULL;
+}
+
+/* The slow list is in append order: stop at the first seq >= best_seq. */
+static struct p4e_mentry *
+p4e_mlist_slow_match(struct p4e_mlist *list, uint64_t bits, uint32_t source,
+		     uint64_t best_seq, p4e_mentry_accept_func_t accept,
+		     void *ctx)
+{
+	struct p4e_mentry *entry;
+
+	p4u_list_foreach_entry(&list->slow, entry, struct p4e_mentry, slow) {
+		list->examined++;
+		if (entry->seq >= best_seq)
+			break;
+		if (!p4e_match_bits_ok(bits, entry->match_bits,
+				       entry->ignore_bits))
+			continue;
+		if (entry->match_id != P4E_ID_ANY && entry->match_id != source)
+			continue;
+		if (accept && !accept(entry, ctx))
+			continue;
+		return entry;
+	}
+	return NULL;
+}
+
+/* Non-matching list: every entry matches; the first accepted wins. */
+static struct p4e_mentry *
+p4e_mlist_first(struct p4e_mlist *list, p4e_mentry_accept_func_t accept,
+		void *ctx)
+{
+	struct p4e_mentry *entry;
+
+	p4u_list_foreach_entry(&list->order, entry, struct p4e_mentry, order) {
+		list->examined++;
+		if (!accept || accept(entry, ctx))
+			return entry;
+	}
+	return NULL;
+}
+
+/*
+ * The hashes a lookup probes in each table (id/wild: whether it probes).
+ * Computed first and their bucket heads prefetched, so that the cache
+ * misses of several tables overlap instead of following one another.
+ */
+struct p4e_mprobe {
+	uint64_t hid;
+	uint64_t hwild;
+	bool id;
+	bool wild;
+};
+
+static void p4e_mlist_probes(struct p4e_mlist *list, uint64_t bits,
+			     uint32_t source, struct p4e_mprobe *probes)
+{
+	struct p4e_mtable *table;
+	uint64_t key;
+	unsigned i;
+
+	for (i = 0; i < list->ntables; i++) {
+		table = list->tables[i];
+		key = bits & ~table->mask;
+		/* no specific match_id equals ANY: skip that probe */
+		probes[i].id = table->nid && source != P4E_ID_ANY;
+		probes[i].wild = table->nwild != 0;
+		if (probes[i].id) {
+			probes[i].hid = p4e_match_hash_id(key, source);
+			__builtin_prefetch(p4u_hash_bucket(&table->by_id,
+							   probes[i].hid));
+		}
+		if (probes[i].wild) {
+			probes[i].hwild = p4e_match_hash_key(key);
+			__builtin_prefetch(p4u_hash_bucket(&table->wild,
+							   probes[i].hwild));
+		}
+	}
+}
+
+struct p4e_mentry *p4e_mlist_match(struct p4e_mlist *list, uint64_t bits,
+				   uint32_t source,
+				   p4e_mentry_accept_func_t accept, void *ctx)
+{
+	struct p4e_mprobe probes[P4E_MLIST_MAX_MASKS];
+	struct p4e_mentry *best = NULL, *entry;
+	uint64_t best_seq = UINT64_MAX;
+	struct p4e_mtable *table;
+	unsigned i;
+
+	if (!list->matching)
+		return p4e_mlist_first(list, accept, ctx);
+
+	p4e_mlist_probes(list, bits, source, probes);
+	for (i = 0; i < list->ntables; i++) {
+		table = list->tables[i];
+		if (probes[i].id) {
+			entry = p4e_mtable_probe(list, &table->by_id,
+						 probes[i].hid, bits,
+						 table->mask, source,
+						 best_seq, accept, ctx);
+			if (entry) {
+				best = entry;
+				best_seq = entry->seq;
+			}
+		}
+		if (probes[i].wild) {
+			entry = p4e_mtable_probe(list, &table->wild,
+						 probes[i].hwild, bits,
+						 table->mask, P4E_ID_ANY,
+						 best_seq, accept, ctx);
+			if (entry) {
+				best = entry;
+				best_seq = entry->seq;
+			}
+		}
+	}
+	if (!p4u_list_empty(&list->slow)) {
+		entry = p4e_mlist_slow_match(list, bits, source, best_seq,
+					     accept, ctx);
+		if (entry)
+			best = entry;
+	}
+	return best;
+}
+
+/* ---- unexpected headers ----------------------------------------------- */
+
+/*
+ * A mask index has two hashes, each built on the first find that needs it
+ * (by_bits for finds with match_id ANY, by_src for the others): Open MPI
+ * uses its plain mask only with a source and its ANY_SOURCE mask only
+ * without, so every header sits in two hashes instead of four, and an
+ * insert or remove touches half the buckets.
+ */
+static inline struct p4u_hash *p4e_umask_hash(struct p4e_umask *umask,
+					      bool by_src)
+{
+	return by_src ? &umask->by_src : &umask->by_bits;
+}
+
+static inline struct p4e_uentry *
+p4e_uentry_of_node(struct p4u_list *link, unsigned slot, bool by_src)
+{
+	struct p4u_hash_node *hnode =
+		container_of(link, struct p4u_hash_node, link) - slot;
+
+	return by_src ? container_of(hnode, struct p4e_uentry, by_src) :
+			container_of(hnode, struct p4e_uentry, by_bits);
+}
+
+static void p4e_umask_add(struct p4e_umask *umask, unsigned slot,
+			  struct p4e_uentry *entry)
+{
+	uint64_t key = entry->bits & ~umask->mask;
+
+	if (umask->has_bits)
+		p4e_match_hash_insert(&umask->by_bits, &entry->by_bits[slot],
+				      p4e_match_hash_key(key));
+	if (umask->has_src)
+		p4e_match_hash_insert(&umask->by_src, &entry->by_src[slot],
+				      p4e_match_hash_id(key, entry->source));
+}
+
+static void p4e_umask_del(struct p4e_umask *umask, unsigned slot,
+			  struct p4e_uentry *entry)
+{
+	if (umask->has_bits)
+		p4u_hash_remove(&umask->by_bits, &entry->by_bits[slot]);
+	if (umask->has_src)
+		p4u_hash_remove(&umask->by_src, &entry->by_src[slot]);
+}
+
+/* Index every current header, in arrival order, in one hash of slot. */
+static int p4e_umask_build(struct p4e_uindex *index, unsigned slot,
+			   bool by_src)
+{
+	struct p4e_umask *umask = &index->masks[slot];
+	struct p4u_hash *hash = p4e_umask_hash(umask, by_src);
+	struct p4e_uentry *entry;
+	uint64_t key;
+	int ret;
+
+	/* sized for the load p4e_match_hash_insert keeps */
+	ret = p4u_hash_init(hash, index->count << P4E_MATCH_MAX_LOAD_SHIFT);
+	if (ret) {
+		p4u_log(P4U_LOG_WARN, P4U_LOG_ENGINE,
+			"no memory to index unexpected headers by mask %#llx: "
+			"%s", (unsigned long long)umask->mask,
+			fi_strerror(-ret));
+		return ret;
+	}
+	p4u_list_foreach_entry(&index->order, entry, struct p4e_uentry,
+			       order) {
+		key = entry->bits & ~umask->mask;
+		if (by_src)
+			p4e_match_hash_insert(hash, &entry->by_src[slot],
+					      p4e_match_hash_id(key,
+								entry->source));
+		else
+			p4e_match_hash_insert(hash, &entry->by_bits[slot],
+					      p4e_match_hash_key(key));
+	}
+	if (by_src)
+		umask->has_src = true;
+	else
+		umask->has_bits = true;
+	return 0;
+}
+
+static void p4e_umask_deactivate(struct p4e_uindex *index, unsigned slot)
+{
+	struct p4e_umask *umask = &index->masks[slot];
+
+	/* the headers' nodes [slot] are left dangling: never read again
+	 * until a build re-inserts every header */
+	if (umask->has_src)
+		p4u_hash_fini(&umask->by_src);
+	if (umask->has_bits)
+		p4u_hash_fini(&umask->by_bits);
+	umask->has_src = false;
+	umask->has_bits = false;
+	umask->active = false;
+	index->nmasks--;
+}
+
+/*
+ * A slot for mask: the one that has it, else a free one, else the least
+ * recently used one if it has gone stale. -1: none (walk instead).
+ */
+static int p4e_uindex_slot_get(struct p4e_uindex *index, uint64_t mask)
+{
+	int free_slot = -1, lru = -1;
+	struct p4e_umask *umask;
+	unsigned i;
+
+	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+		umask = &index->masks[i];
+		if (!umask->active) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+			continue;
+		}
+		if (umask->mask == mask)
+			return (int)i;
+		if (lru < 0 || umask->last_used < index->masks[lru].last_used)
+			lru = (int)i;
+	}
+	if (free_slot < 0) {
+		if (index->finds - index->masks[lru].last_used <
+		    P4E_UINDEX_STALE_FINDS)
+			return -1;
+		p4e_umask_deactivate(index, (unsigned)lru);
+		free_slot = lru;
+	}
+	umask = &index->masks[free_slot];
+	umask->mask = mask;
+	umask->active = true;
+	umask->has_bits = false;
+	umask->has_src = false;
+	index->nmasks++;
+	return free_slot;
+}
+
+/* The slot whose hash (by_src or by_bits) indexes mask; -1: walk. */
+static int p4e_uindex_mask_get(struct p4e_uindex *index, uint64_t mask,
+			       bool by_src)
+{
+	struct p4e_umask *umask;
+	int slot;
+
+	slot = p4e_uindex_slot_get(index, mask);
+	if (slot < 0)
+		return -1;
+	umask = &index->masks[slot];
+	umask->last_used = index->finds;
+	if ((by_src ? umask->has_src : umask->has_bits) ||
+	    !p4e_umask_build(index, (unsigned)slot, by_src))
+		return slot;
+	/* a slot with no hash is of no use to anyone */
+	if (!umask->has_src && !umask->has_bits)
+		p4e_umask_deactivate(index, (unsigned)slot);
+	return -1;
+}
+
+int p4e_uindex_init(struct p4e_uindex *index, bool matching)
+{
+	unsigned i;
+
+	index->matching = matching;
+	p4u_list_init(&index->order);
+	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+		index->masks[i].active = false;
+		index->masks[i].has_bits = false;
+		index->masks[i].has_src = false;
+	}
+	index->nmasks = 0;
+	index->next_seq = 0;
+	index->count = 0;
+	index->finds = 0;
+	index->examined = 0;
+	return 0;
+}
+
+void p4e_uindex_fini(struct p4e_uindex *index)
+{
+	unsigned i;
+
+	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+		if (index->masks[i].active)
+			p4e_umask_deactivate(index, i);
+	}
+	p4u_list_init(&index->order);
+	index->count = 0;
+}
+
+void p4e_uindex_insert(struct p4e_uindex *index, struct p4e_uentry *entry,
+		       uint64_t bits, uint32_t source)
+{
+	unsigned i;
+
+	entry->bits = bits;
+	entry->source = source;
+	entry->seq = index->next_seq++;
+	p4u_list_insert_tail(&index->order, &entry->order);
+	index->count++;
+	if (!index->nmasks)
+		return;
+	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+		if (index->masks[i].active)
+			p4e_umask_add(&index->masks[i], i, entry);
+	}
+}
+
+void p4e_uindex_remove(struct p4e_uindex *index, struct p4e_uentry *entry)
+{
+	unsigned i;
+
+	assert(p4e_uentry_linked(entry));
+	assert(index->count > 0);
+	p4u_list_remove(&entry->order);
+	index->count--;
+	if (!index->nmasks)
+		return;
+	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+		if (index->masks[i].active)
+			p4e_umask_del(&index->masks[i], i, entry);
+	}
+}
+
+/* The arrival-order walk: slow path, non-matching and wildcard finds. */
+static struct p4e_uentry *
+p4e_uindex_walk(struct p4e_uindex *index, bool matching, uint64_t match_bits,
+		uint64_t ignore_bits, uint32_t match_id,
+		p4e_uentry_accept_func_t accept, void *ctx)
+{
+	struct p4e_uentry *entry;
+
+	p4u_list_foreach_entry(&index->order, entry, struct p4e_uentry, order) {
+		index->examined++;
+		if (matching &&
+		    (!p4e_match_bits_ok(entry->bits, match_bits, ignore_bits) ||
+		     (match_id != P4E_ID_ANY && entry->source != match_id)))
+			continue;
+		if (!accept || accept(entry, ctx))
+			return entry;
+	}
+	return NULL;
+}
+
+/* One bucket walk in the slot's index; chains are in arrival order. */
+static struct p4e_uentry *
+p4e_umask_probe(struct p4e_uindex *index, unsigned slot, uint64_t match_bits,
+		uint32_t match_id, p4e_uentry_accept_func_t accept, void *ctx)
+{
+	struct p4e_umask *umask = &index->masks[slot];
+	uint64_t key = match_bits & ~umask->mask, hval, examined = 0;
+	bool by_src = match_id != P4E_ID_ANY;
+	struct p4u_list *head, *node;
+	struct p4u_hash_node *hnode;
+	struct p4e_uentry *entry;
+
+	hval = by_src ? p4e_match_hash_id(key, match_id) :
+			p4e_match_hash_key(key);
+	head = p4u_hash_bucket(p4e_umask_hash(umask, by_src), hval);
+	p4u_list_foreach(head, node) {
+		examined++;
+		hnode = container_of(node, struct p4u_hash_node, link);
+		if (hnode->hash != hval)
+			continue;
+		entry = p4e_uentry_of_node(node, slot, by_src);
+		if (!p4e_match_bits_ok(entry->bits, match_bits, umask->mask) ||
+		    (by_src && entry->source != match_id))
+			continue;
+		if (accept && !accept(entry, ctx))
+			continue;
+		index->examined += examined;
+		return entry;
+	}
+	index->examined += examined;
+	return NULL;
+}
+
+struct p4e_uentry *p4e_uindex_find(struct p4e_uindex *index,
+				   uint64_t match_bits, uint64_t ignore_bits,
+				   uint32_t match_id,
+				   p4e_uentry_accept_func_t accept, void *ctx)
+{
+	int slot;
+
+	index->finds++;
+	if (!index->matching)
+		return p4e_uindex_walk(index, false, 0, 0, 0, accept, ctx);
+	/* everything matches: the oldest header is the head */
+	if (ignore_bits == UINT64_MAX && match_id == P4E_ID_ANY)
+		return p4e_uindex_walk(index, false, 0, 0, 0, accept, ctx);
+	/* no unexpected traffic costs no index */
+	if (!index->count)
+		return NULL;
+	slot = p4e_uindex_mask_get(index, ignore_bits,
+				   match_id != P4E_ID_ANY);
+	if (slot < 0)
+		return p4e_uindex_walk(index, true, match_bits, ignore_bits,
+				       match_id, accept, ctx);
+	return p4e_umask_probe(index, (unsigned)slot, match_bits, match_id,
+			       accept, ctx);
+}

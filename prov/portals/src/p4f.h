@@ -7,8 +7,10 @@
  *
  * Locks (the whole design; nothing else takes a lock):
  *
- *   fabric->lock   guards the fabric's EQs and wait sets (control path).
- *                  Always a real mutex: the control path is never hot.
+ *   waitset->lock  guards a wait set's member list. Outermost: taken with
+ *                  no other lock held, and held while a member's trywait
+ *                  takes that member's domain or EQ lock (p4f_wait.c).
+ *   fabric->lock   guards the fabric object itself (control path only).
  *   domain->lock   guards everything below a domain: its endpoints, CQs,
  *                  counters, AVs, MRs, and (later) the engine and the
  *                  transports of that domain. Inactive (a branch, no atomic)
@@ -19,9 +21,10 @@
  *                  its fabric, so it has its own always-active mutex; it is
  *                  taken after a domain lock, never before.
  *
- * Order: domain->lock, then eq->lock, then fabric->lock. No function drops
- * a lock its caller holds, and nothing blocks (poll/epoll_wait/read on an
- * fd) while holding one: blocking waits release the domain lock first.
+ * Order: waitset->lock, then domain->lock, then eq->lock, then
+ * fabric->lock. No function drops a lock its caller holds, and nothing
+ * blocks (poll/epoll_wait/read on an fd) while holding one: blocking waits
+ * release the domain lock first.
  * Functions named *_locked() expect the domain lock held and assert it.
  */
 #ifndef P4F_H
@@ -210,7 +213,8 @@ int p4f_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info_p);
 
-/* The provider's capabilities and defaults, one template per address format. */
+/* The provider's capabilities and ceilings (addr_format FI_SOCKADDR: IN and
+ * IN6 entries are both checked against it). */
 extern const struct fi_info p4f_info_template;
 /* Fill a freshly fi_allocinfo()ed info with the template (deep copy). */
 int p4f_info_from_template(struct fi_info *info);

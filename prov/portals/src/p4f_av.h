@@ -4,7 +4,12 @@
  * Addresses are the provider's native format, struct sockaddr_in or
  * sockaddr_in6 (each endpoint listens on its own port). FI_AV_MAP and
  * FI_AV_TABLE both hand out fi_addr_t = index into the AV's table, so
- * TABLE indexes are the logical ranks the engine uses.
+ * TABLE indexes are the logical ranks the engine uses. An insert takes the
+ * lowest free index (fi_av(3)); a removed index may be handed out again by
+ * a later insert, as fi_av(3) allows. Entries never move once inserted, so
+ * a pointer returned by a lookup stays valid until that index is removed.
+ *
+ * Every AV belongs to one domain and is guarded by domain->lock (p4f.h).
  */
 #ifndef P4F_AV_H
 #define P4F_AV_H
@@ -15,12 +20,17 @@ int p4f_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		struct fid_av **av_p, void *context);
 struct p4f_av *p4f_av_of(struct fid_av *fid);
 struct p4f_domain *p4f_av_domain(const struct p4f_av *av);
+/* An endpoint binding holds a reference: fi_close(av) is -FI_EBUSY. */
 void p4f_av_get(struct p4f_av *av);
 void p4f_av_put(struct p4f_av *av);
-/* The address behind fi_addr, or NULL. With the domain lock held. */
+/* The address behind fi_addr, or NULL. With the domain lock held; O(1). */
 const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
 					       fi_addr_t fi_addr);
-/* fi_addr of a source address (FI_SOURCE), or FI_ADDR_NOTAVAIL. */
+/*
+ * fi_addr of a source address (FI_SOURCE), or FI_ADDR_NOTAVAIL. Family,
+ * address and port must match (and the scope id for IPv6); a hash lookup.
+ * With the domain lock held.
+ */
 fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
 				       const struct sockaddr *sa);
 

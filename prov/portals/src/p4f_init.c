@@ -9,7 +9,29 @@
 #include "p4u_log.h"
 #include "p4u_param.h"
 
-struct p4f_params p4f_params;
+/* Defaults, used by the table below and by the static initialiser (the
+ * copy of the provider linked into unit tests never runs fi_prov_ini). */
+#define P4F_DEF_EAGER_SIZE	16384
+#define P4F_DEF_RDZV_CHUNK	262144
+#define P4F_DEF_INJECT_SIZE	4096
+#define P4F_DEF_CQ_SIZE		4096
+#define P4F_DEF_TX_SIZE		4096
+#define P4F_DEF_RX_SIZE		65536
+#define P4F_DEF_OFLOW_BUF_SIZE	(1 << 20)
+#define P4F_DEF_OFLOW_BUF_COUNT	64
+#define P4F_DEF_PEER_TIMEOUT	30000
+
+struct p4f_params p4f_params = {
+	.eager_size = P4F_DEF_EAGER_SIZE,
+	.rdzv_chunk = P4F_DEF_RDZV_CHUNK,
+	.inject_size = P4F_DEF_INJECT_SIZE,
+	.cq_size = P4F_DEF_CQ_SIZE,
+	.tx_size = P4F_DEF_TX_SIZE,
+	.rx_size = P4F_DEF_RX_SIZE,
+	.oflow_buf_size = P4F_DEF_OFLOW_BUF_SIZE,
+	.oflow_buf_count = P4F_DEF_OFLOW_BUF_COUNT,
+	.peer_timeout_ms = P4F_DEF_PEER_TIMEOUT,
+};
 
 /*
  * Every tunable, once. Defaults here are the ones the man page documents
@@ -17,8 +39,8 @@ struct p4f_params p4f_params;
  */
 static const struct p4u_param p4f_param_table[] = {
 	{ "iface", P4U_PARAM_STR,
-	  "Only use this network interface (e.g. eth0); default: all usable "
-	  "interfaces, loopback last",
+	  "Only use this network interface (e.g. eth0) instead of every "
+	  "usable one",
 	  { .str = NULL }, &p4f_params.iface, 0, 0 },
 	{ "port_low", P4U_PARAM_SIZE,
 	  "Lowest TCP port an endpoint listens on (0 = any port)",
@@ -28,31 +50,31 @@ static const struct p4u_param p4f_param_table[] = {
 	  { .size = 0 }, &p4f_params.port_high, 0, 65535 },
 	{ "eager_size", P4U_PARAM_SIZE,
 	  "Largest message sent eagerly; larger ones use rendezvous",
-	  { .size = 16384 }, &p4f_params.eager_size, 0, 1 << 20 },
+	  { .size = P4F_DEF_EAGER_SIZE }, &p4f_params.eager_size, 0, 1 << 20 },
 	{ "rdzv_chunk", P4U_PARAM_SIZE,
 	  "Rendezvous pull chunk, so large transfers interleave with small ones",
-	  { .size = 262144 }, &p4f_params.rdzv_chunk, 4096, 1 << 30 },
+	  { .size = P4F_DEF_RDZV_CHUNK }, &p4f_params.rdzv_chunk, 4096, 1 << 30 },
 	{ "inject_size", P4U_PARAM_SIZE,
 	  "Largest payload fi_inject and friends accept",
-	  { .size = 4096 }, &p4f_params.inject_size, 0, 1 << 16 },
+	  { .size = P4F_DEF_INJECT_SIZE }, &p4f_params.inject_size, 0, 1 << 16 },
 	{ "cq_size", P4U_PARAM_SIZE,
 	  "Default CQ depth when the application gives none",
-	  { .size = 4096 }, &p4f_params.cq_size, 1, 1 << 24 },
+	  { .size = P4F_DEF_CQ_SIZE }, &p4f_params.cq_size, 1, 1 << 24 },
 	{ "tx_size", P4U_PARAM_SIZE,
 	  "Transmit context depth (outstanding sends per endpoint)",
-	  { .size = 4096 }, &p4f_params.tx_size, 1, 1 << 24 },
+	  { .size = P4F_DEF_TX_SIZE }, &p4f_params.tx_size, 1, 1 << 24 },
 	{ "rx_size", P4U_PARAM_SIZE,
 	  "Receive context depth (posted receives per endpoint)",
-	  { .size = 65536 }, &p4f_params.rx_size, 1, 1 << 24 },
+	  { .size = P4F_DEF_RX_SIZE }, &p4f_params.rx_size, 1, 1 << 24 },
 	{ "oflow_buf_size", P4U_PARAM_SIZE,
 	  "Size of one overflow buffer for unexpected eager data",
-	  { .size = 1 << 20 }, &p4f_params.oflow_buf_size, 65536, 1 << 30 },
+	  { .size = P4F_DEF_OFLOW_BUF_SIZE }, &p4f_params.oflow_buf_size, 65536, 1 << 30 },
 	{ "oflow_buf_count", P4U_PARAM_SIZE,
 	  "Overflow buffers per endpoint; beyond them flow control holds senders",
-	  { .size = 64 }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
+	  { .size = P4F_DEF_OFLOW_BUF_COUNT }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
 	{ "peer_timeout", P4U_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
-	  { .size = 30000 }, &p4f_params.peer_timeout_ms, 100, 3600000 },
+	  { .size = P4F_DEF_PEER_TIMEOUT }, &p4f_params.peer_timeout_ms, 100, 3600000 },
 	{ "progress_thread", P4U_PARAM_BOOL,
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",

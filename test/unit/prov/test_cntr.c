@@ -1,2 +1,425 @@
-#include <criterion/criterion.h>
-Test(placeholder, nothing_yet) { cr_skip_test("being written"); }
+/*
+ * test_cntr.c - counters: read/readerr/add/adderr/set/seterr, the data
+ * path's increments, fi_cntr_wait (threshold met, timeout, wake-up by
+ * another thread, -FI_EAVAIL when the error value changes), FI_GETWAIT +
+ * fi_trywait, wait sets and poll sets with counters, close while bound.
+ *
+ * Objects are opened through the provider code linked into this binary so
+ * the test can call p4f_cntr_inc_locked the way the data path will; one
+ * test goes through the real libfabric.
+ */
+#include <config.h>
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "p4f.h"
+#include "p4f_test.h"
+
+struct cntr_env {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+};
+
+static struct cntr_env env;
+
+static void cntr_setup(void)
+{
+	struct fi_info *hints = test_hints();
+	int ret;
+
+	ret = p4f_getinfo(TEST_FI_VERSION, NULL, NULL, 0, hints, &env.info);
+	fi_freeinfo(hints);
+	cr_assert_eq(ret, 0, "p4f_getinfo: %s", fi_strerror(-ret));
+	ret = p4f_fabric_open(env.info->fabric_attr, &env.fabric, NULL);
+	cr_assert_eq(ret, 0, "p4f_fabric_open: %s", fi_strerror(-ret));
+	ret = fi_domain(env.fabric, env.info, &env.domain, NULL);
+	cr_assert_eq(ret, 0, "fi_domain: %s", fi_strerror(-ret));
+}
+
+static void cntr_teardown(void)
+{
+	if (env.domain)
+		cr_expect_eq(fi_close(&env.domain->fid), 0);
+	if (env.fabric)
+		cr_expect_eq(fi_close(&env.fabric->fid), 0);
+	fi_freeinfo(env.info);
+	memset(&env, 0, sizeof(env));
+}
+
+TestSuite(cntr, .init = cntr_setup, .fini = cntr_teardown, .timeout = 60);
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct fid_cntr *open_cntr(enum fi_wait_obj wait_obj,
+				  struct fid_wait *set)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = wait_obj,
+		.wait_set = set,
+	};
+	struct fid_cntr *cntr;
+	int ret;
+
+	ret = fi_cntr_open(env.domain, &attr, &cntr, NULL);
+	cr_assert_eq(ret, 0, "fi_cntr_open: %s", fi_strerror(-ret));
+	return cntr;
+}
+
+static void close_ok(struct fid *fid)
+{
+	int ret = fi_close(fid);
+
+	cr_assert_eq(ret, 0, "fi_close: %s", fi_strerror(-ret));
+}
+
+/* What a completing operation does: under the domain lock. */
+static void inc(struct fid_cntr *cntr, uint64_t n, bool err)
+{
+	struct p4f_domain *domain = p4f_domain_of(env.domain);
+
+	p4u_lock_acquire(&domain->lock);
+	if (err)
+		p4f_cntr_inc_err_locked(p4f_cntr_of(cntr), n);
+	else
+		p4f_cntr_inc_locked(p4f_cntr_of(cntr), n);
+	p4u_lock_release(&domain->lock);
+}
+
+static int poll_fd(int fd, int timeout)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, timeout);
+}
+
+/*
+ * Wait until thread tid sleeps in poll(2), so that what ends its wait is
+ * the wake-up under test. Reads /proc/self/task/<tid>/syscall; should that
+ * be unavailable, falls back to a short pause.
+ */
+static void wait_until_polling(volatile pid_t *tid)
+{
+	char path[64];
+	long nr;
+	FILE *f;
+	int i;
+
+	while (!*tid)
+		sched_yield();
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
+	for (i = 0; i < 50000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+		if (nr == SYS_poll || nr == SYS_ppoll)
+			return;
+		usleep(100);
+	}
+	usleep(50 * 1000);
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+Test(cntr, add_set_and_errors_are_separate)
+{
+	struct fid_cntr *cntr = open_cntr(FI_WAIT_NONE, NULL);
+
+	cr_expect_eq(fi_cntr_read(cntr), 0);
+	cr_expect_eq(fi_cntr_readerr(cntr), 0);
+	cr_assert_eq(fi_cntr_add(cntr, 5), 0);
+	cr_assert_eq(fi_cntr_add(cntr, 7), 0);
+	cr_expect_eq(fi_cntr_read(cntr), 12);
+	cr_expect_eq(fi_cntr_readerr(cntr), 0);
+	cr_assert_eq(fi_cntr_adderr(cntr, 3), 0);
+	cr_assert_eq(fi_cntr_adderr(cntr, 1), 0);
+	cr_expect_eq(fi_cntr_readerr(cntr), 4);
+	cr_expect_eq(fi_cntr_read(cntr), 12);
+	cr_assert_eq(fi_cntr_set(cntr, 100), 0);
+	cr_assert_eq(fi_cntr_seterr(cntr, 9), 0);
+	cr_expect_eq(fi_cntr_read(cntr), 100);
+	cr_expect_eq(fi_cntr_readerr(cntr), 9);
+	inc(cntr, 2, false);
+	inc(cntr, 1, true);
+	cr_expect_eq(fi_cntr_read(cntr), 102);
+	cr_expect_eq(fi_cntr_readerr(cntr), 10);
+	cr_assert_eq(fi_cntr_set(cntr, 0), 0);
+	cr_expect_eq(fi_cntr_read(cntr), 0);
+	cr_expect_eq(fi_cntr_readerr(cntr), 10);
+	close_ok(&cntr->fid);
+}
+
+Test(cntr, open_attributes_and_opsflags)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr;
+	uint64_t flags = FI_TRANSMIT | FI_COMPLETION;
+	int fd;
+
+	attr.flags = 1;
+	cr_expect_eq(fi_cntr_open(env.domain, &attr, &cntr, NULL),
+		     -FI_EBADFLAGS);
+	attr.flags = 0;
+	attr.events = (enum fi_cntr_events)7;
+	cr_expect_eq(fi_cntr_open(env.domain, &attr, &cntr, NULL), -FI_ENOSYS);
+	attr.events = FI_CNTR_EVENTS_COMP;
+	attr.wait_obj = FI_WAIT_YIELD;
+	cr_expect_eq(fi_cntr_open(env.domain, &attr, &cntr, NULL), -FI_ENOSYS);
+	attr.wait_obj = FI_WAIT_NONE;
+	cr_assert_eq(fi_cntr_open(env.domain, &attr, &cntr, NULL), 0);
+	cr_assert_eq(fi_control(&cntr->fid, FI_SETOPSFLAG, &flags), 0);
+	flags = 0;
+	cr_assert_eq(fi_control(&cntr->fid, FI_GETOPSFLAG, &flags), 0);
+	cr_expect_eq(flags, FI_TRANSMIT | FI_COMPLETION);
+	cr_expect_eq(fi_control(&cntr->fid, FI_GETWAIT, &fd), -FI_ENODATA);
+	cr_expect_eq(fi_cntr_wait(cntr, 1, 10), -FI_EINVAL);
+	close_ok(&cntr->fid);
+}
+
+/* ---- fi_cntr_wait ------------------------------------------------------ */
+
+Test(cntr, wait_threshold_already_met)
+{
+	struct fid_cntr *cntr = open_cntr(FI_WAIT_UNSPEC, NULL);
+	uint64_t t0;
+
+	inc(cntr, 3, false);
+	t0 = now_ms();
+	cr_expect_eq(fi_cntr_wait(cntr, 3, 20000), 0);
+	cr_expect_eq(fi_cntr_wait(cntr, 2, 20000), 0);
+	cr_expect_lt(now_ms() - t0, 10000);
+	close_ok(&cntr->fid);
+}
+
+Test(cntr, wait_times_out)
+{
+	struct fid_cntr *cntr = open_cntr(FI_WAIT_FD, NULL);
+	uint64_t t0;
+
+	inc(cntr, 3, false);
+	t0 = now_ms();
+	cr_expect_eq(fi_cntr_wait(cntr, 4, 150), -FI_ETIMEDOUT);
+	cr_expect_geq(now_ms() - t0, 140, "returned before the timeout");
+	cr_expect_eq(fi_cntr_wait(cntr, 4, 0), -FI_ETIMEDOUT);
+	cr_expect_eq(fi_cntr_readerr(cntr), 0, "timeout touched the errors");
+	close_ok(&cntr->fid);
+}
+
+struct wait_arg {
+	struct fid_cntr *cntr;
+	uint64_t threshold;
+	int timeout;			/* 0 = 20 s */
+	int ret;
+	uint64_t elapsed;
+	volatile pid_t tid;		/* set as the call begins */
+};
+
+static void *wait_thread(void *p)
+{
+	struct wait_arg *arg = p;
+	uint64_t t0 = now_ms();
+
+	arg->tid = (pid_t)syscall(SYS_gettid);
+	arg->ret = fi_cntr_wait(arg->cntr, arg->threshold,
+				arg->timeout ? arg->timeout : 20000);
+	arg->elapsed = now_ms() - t0;
+	return NULL;
+}
+
+static pthread_t start_waiter(struct wait_arg *arg)
+{
+	pthread_t thread;
+
+	cr_assert_eq(pthread_create(&thread, NULL, wait_thread, arg), 0);
+	wait_until_polling(&arg->tid);
+	return thread;
+}
+
+/* Increments below the threshold do not end the wait; reaching it does. */
+Test(cntr, wait_woken_by_increments_from_another_thread)
+{
+	struct wait_arg arg = { .threshold = 10, .timeout = 300 };
+	pthread_t thread;
+
+	arg.cntr = open_cntr(FI_WAIT_UNSPEC, NULL);
+	thread = start_waiter(&arg);
+	inc(arg.cntr, 4, false);
+	inc(arg.cntr, 5, false);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, -FI_ETIMEDOUT, "returned below the threshold");
+
+	arg.timeout = 0;
+	arg.tid = 0;
+	thread = start_waiter(&arg);
+	inc(arg.cntr, 1, false);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, 0);
+	cr_expect_geq(fi_cntr_read(arg.cntr), 10);
+	cr_expect_lt(arg.elapsed, 10000, "woken by the timeout");
+	close_ok(&arg.cntr->fid);
+}
+
+Test(cntr, wait_woken_by_add_and_set)
+{
+	struct wait_arg arg = { .threshold = 2 };
+	pthread_t thread;
+
+	arg.cntr = open_cntr(FI_WAIT_FD, NULL);
+	thread = start_waiter(&arg);
+	cr_assert_eq(fi_cntr_add(arg.cntr, 2), 0);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, 0);
+	cr_expect_lt(arg.elapsed, 10000);
+
+	arg.threshold = 50;
+	arg.tid = 0;
+	thread = start_waiter(&arg);
+	cr_assert_eq(fi_cntr_set(arg.cntr, 60), 0);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, 0);
+	cr_expect_lt(arg.elapsed, 10000);
+	close_ok(&arg.cntr->fid);
+}
+
+Test(cntr, wait_returns_eavail_when_errors_change)
+{
+	struct wait_arg arg = { .threshold = 10 };
+	pthread_t thread;
+
+	arg.cntr = open_cntr(FI_WAIT_UNSPEC, NULL);
+	inc(arg.cntr, 1, true);		/* errors before the wait do not count */
+	thread = start_waiter(&arg);
+	inc(arg.cntr, 1, true);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, -FI_EAVAIL);
+	cr_expect_lt(arg.elapsed, 10000, "error change did not wake");
+
+	arg.tid = 0;
+	thread = start_waiter(&arg);
+	cr_assert_eq(fi_cntr_seterr(arg.cntr, 0), 0);
+	pthread_join(thread, NULL);
+	cr_expect_eq(arg.ret, -FI_EAVAIL);
+	close_ok(&arg.cntr->fid);
+}
+
+/* ---- fds, trywait, wait sets, poll sets -------------------------------- */
+
+Test(cntr, getwait_fd_and_trywait)
+{
+	struct fid_cntr *cntr = open_cntr(FI_WAIT_FD, NULL);
+	struct fid *fids[] = { &cntr->fid };
+	int fd = -1;
+
+	cr_assert_eq(fi_control(&cntr->fid, FI_GETWAIT, &fd), 0);
+	cr_assert_eq(fi_trywait(env.fabric, fids, 1), 0);
+	cr_expect_eq(poll_fd(fd, 0), 0);
+	inc(cntr, 1, false);
+	cr_expect_eq(poll_fd(fd, 0), 1, "increment did not signal the fd");
+	cr_expect_eq(fi_trywait(env.fabric, fids, 1), -FI_EAGAIN);
+	cr_expect_eq(fi_cntr_read(cntr), 1);
+	cr_expect_eq(fi_trywait(env.fabric, fids, 1), 0, "change reported twice");
+	cr_expect_eq(poll_fd(fd, 0), 0);
+	inc(cntr, 1, true);
+	cr_expect_eq(poll_fd(fd, 0), 1, "error did not signal the fd");
+	cr_expect_eq(fi_trywait(env.fabric, fids, 1), -FI_EAGAIN);
+	close_ok(&cntr->fid);
+}
+
+Test(cntr, waitset_with_counter)
+{
+	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_FD };
+	struct fid_wait *set;
+	struct fid_cntr *cntr;
+
+	cr_assert_eq(fi_wait_open(env.fabric, &wattr, &set), 0);
+	cntr = open_cntr(FI_WAIT_SET, set);
+	cr_expect_eq(fi_wait(set, 0), -FI_ETIMEDOUT);
+	inc(cntr, 1, false);
+	cr_expect_eq(fi_wait(set, 20000), 0);
+	cr_expect_eq(fi_wait(set, 0), -FI_ETIMEDOUT, "one change, two wakes");
+	cr_expect_eq(fi_close(&set->fid), -FI_EBUSY);
+	close_ok(&cntr->fid);
+	close_ok(&set->fid);
+}
+
+Test(cntr, pollset_reports_changes_once)
+{
+	struct fid_poll *ps;
+	struct fid_cntr *a, *b;
+	void *ctx[4];
+
+	a = open_cntr(FI_WAIT_NONE, NULL);
+	b = open_cntr(FI_WAIT_NONE, NULL);
+	a->fid.context = (void *)0xa;
+	b->fid.context = (void *)0xb;
+	cr_assert_eq(fi_poll_open(env.domain, NULL, &ps), 0);
+	cr_assert_eq(fi_poll_add(ps, &a->fid, 0), 0);
+	cr_assert_eq(fi_poll_add(ps, &b->fid, 0), 0);
+	cr_expect_eq(fi_poll(ps, ctx, 4), 0);
+
+	inc(b, 1, false);
+	cr_assert_eq(fi_poll(ps, ctx, 4), 1);
+	cr_expect_eq(ctx[0], (void *)0xb);
+	cr_expect_eq(fi_poll(ps, ctx, 4), 0, "a change reported twice");
+	inc(a, 1, true);
+	cr_assert_eq(fi_poll(ps, ctx, 4), 1);
+	cr_expect_eq(ctx[0], (void *)0xa);
+	/* the application's own add/set are not events (fi_poll(3)) */
+	cr_assert_eq(fi_cntr_add(a, 5), 0);
+	cr_assert_eq(fi_cntr_set(b, 9), 0);
+	cr_expect_eq(fi_poll(ps, ctx, 4), 0);
+
+	cr_expect_eq(fi_close(&a->fid), -FI_EBUSY, "closed while in a set");
+	close_ok(&ps->fid);
+	close_ok(&a->fid);
+	close_ok(&b->fid);
+}
+
+Test(cntr, close_while_bound_to_endpoint_is_ebusy)
+{
+	struct fid_cntr *cntr = open_cntr(FI_WAIT_NONE, NULL);
+	struct fid_ep *ep;
+	int ret;
+
+	ret = fi_endpoint(env.domain, env.info, &ep, NULL);
+	cr_assert_eq(ret, 0, "fi_endpoint: %s", fi_strerror(-ret));
+	cr_assert_eq(fi_ep_bind(ep, &cntr->fid, FI_SEND | FI_RECV), 0);
+	cr_expect_eq(fi_close(&cntr->fid), -FI_EBUSY);
+	close_ok(&ep->fid);
+	close_ok(&cntr->fid);
+}
+
+Test(cntr, plugin_cntr_through_libfabric)
+{
+	struct test_env real;
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fid_cntr *cntr;
+
+	test_env_open(&real, NULL);
+	cr_assert_eq(fi_cntr_open(real.domain, &attr, &cntr, NULL), 0);
+	cr_assert_eq(fi_cntr_add(cntr, 4), 0);
+	cr_expect_eq(fi_cntr_read(cntr), 4);
+	cr_expect_eq(fi_cntr_wait(cntr, 4, 20000), 0);
+	cr_expect_eq(fi_cntr_wait(cntr, 5, 50), -FI_ETIMEDOUT);
+	cr_expect_eq(fi_close(&real.domain->fid), -FI_EBUSY, "counter holds it");
+	close_ok(&cntr->fid);
+	test_env_close(&real);
+}

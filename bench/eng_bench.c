@@ -1,0 +1,2 @@
+/* eng_bench.c - being written. */
+int main(void) { return 0; }

@@ -1,0 +1,165 @@
+/*
+ * p4e_fc.c - sequence numbers, acceptance and the flow control that loses
+ * nothing (DESIGN.md §6).
+ *
+ * Every request to a peer carries the next sequence number of that
+ * (initiator, target) pair; the target processes them strictly in order
+ * and reports the first one it has not accepted yet in the ack_seq field
+ * of every message it sends back (or in a SEQ_ACK when it has nothing else
+ * to send). An initiator keeps each request's payload until it is
+ * accepted.
+ *
+ * When a PT with P4E_PT_FC_RESEND runs out of resources for a request from
+ * P, the target NACKs that sequence number and drops everything later
+ * from P (P sent it before the NACK arrived: P still has it). P puts every
+ * unaccepted request back at the head of its queue and holds. When the PT
+ * gets resources back (an overflow entry appended, an unexpected header
+ * consumed, the PT re-enabled), the target sends RESUME and P resends from
+ * there, in order. Only P waits; other initiators are not stalled.
+ */
+#include <config.h>
+
+#include "p4e_priv.h"
+#include "p4u_time.h"
+
+void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr)
+{
+	hdr->flags |= P4W_F_ACK_SEQ;
+	hdr->ack_seq = np->rx_expect;
+	np->rx_told = np->rx_expect;
+	p4u_list_remove(&np->ack_link);
+}
+
+int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
+{
+	uint8_t buf[sizeof(struct p4w_hdr) + sizeof(struct p4w_fc)];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = type,
+	};
+	struct p4w_fc fc = { .seq = seq };
+	size_t len = sizeof(hdr);
+	int ret;
+
+	if (!np->conn)
+		return -FI_ENOTCONN;
+	if (type == P4W_NACK || type == P4W_RESUME) {
+		p4w_fc_pack(buf + sizeof(hdr), &fc);
+		len += sizeof(fc);
+	}
+	hdr.length = (uint32_t)len;
+	p4e_fc_stamp(np, &hdr);
+	p4w_hdr_pack(buf, &hdr);
+	ret = p4t_send(np->ni->iface, np->conn, buf, len, NULL, 0, NULL);
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- target side ------------------------------------------------------ */
+
+void p4e_fc_accepted(struct p4e_npeer *np)
+{
+	np->rx_expect++;
+	if (!p4u_list_node_linked(&np->ack_link)) {
+		np->ack_since_ns = np->ni->ack_delay_ns ? p4u_time_ns() : 0;
+		p4u_list_insert_tail(&np->ni->ack_pending, &np->ack_link);
+	}
+}
+
+void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt)
+{
+	if (np->rx_blocked)
+		return;
+	np->rx_blocked = true;
+	p4u_list_remove(&np->block_link);
+	p4u_list_insert_tail(&pt->blocked, &np->block_link);
+	np->ni->fc_blocked++;
+	p4u_info(P4U_LOG_ENGINE, "flow control: holding peer %u from seq %u",
+		 np->id, np->rx_expect);
+	p4e_fc_send_ctrl(np, P4W_NACK, np->rx_expect);
+}
+
+void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt)
+{
+	(void)ni;
+	pt->resources_freed = true;
+}
+
+static void p4e_fc_resume_pt(struct p4e_ni *ni, struct p4e_pt *pt)
+{
+	struct p4e_npeer *np, *tmp;
+
+	pt->resources_freed = false;
+	p4u_list_foreach_entry_safe(&pt->blocked, np, tmp, struct p4e_npeer,
+				    block_link) {
+		p4u_list_remove(&np->block_link);
+		ni->fc_blocked--;
+		np->rx_blocked = false;
+		p4e_fc_send_ctrl(np, P4W_RESUME, np->rx_expect);
+	}
+}
+
+void p4e_fc_progress(struct p4e_ni *ni)
+{
+	struct p4e_npeer *np, *tmp;
+	uint64_t now = 0;
+	uint32_t i;
+
+	if (ni->fc_blocked) {
+		for (i = 0; i <= ni->limits.max_pt_index; i++) {
+			struct p4e_pt *pt = &ni->pts[i];
+
+			if (pt->allocated && pt->enabled &&
+			    pt->resources_freed && !p4u_list_empty(&pt->blocked))
+				p4e_fc_resume_pt(ni, pt);
+		}
+	}
+	if (ni->ack_delay_ns && !p4u_list_empty(&ni->ack_pending))
+		now = p4u_time_ns();
+	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
+				    struct p4e_npeer, ack_link) {
+		if (np->rx_told == np->rx_expect) {
+			p4u_list_remove(&np->ack_link);
+			continue;
+		}
+		if (ni->ack_delay_ns && now - np->ack_since_ns < ni->ack_delay_ns)
+			continue;
+		p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
+	}
+}
+
+/* ---- initiator side ------------------------------------------------------ */
+
+void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq)
+{
+	struct p4e_op *op;
+
+	/* ignore acks for what we never sent (hostile or confused peer) */
+	if (!p4e_seq_before(np->tx_acked, ack_seq) ||
+	    p4e_seq_before(np->tx_seq, ack_seq))
+		return;
+	np->tx_acked = ack_seq;
+	while ((op = p4u_list_first_entry(&np->tx_sent, struct p4e_op, link)) &&
+	       p4e_seq_before(op->seq, ack_seq))
+		p4e_ini_accepted(op);
+}
+
+void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq)
+{
+	struct p4u_list later;
+
+	/* everything before seq was accepted; seq and later come again */
+	p4e_fc_tx_acked(np, seq);
+	np->tx_held = true;
+	p4u_list_init(&later);
+	p4u_list_splice_tail(&later, &np->tx_queue);
+	p4u_list_splice_tail(&np->tx_queue, &np->tx_sent);
+	p4u_list_splice_tail(&np->tx_queue, &later);
+	p4u_list_remove(&np->flush_link);
+}
+
+void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq)
+{
+	(void)seq;	/* we resend from our oldest unaccepted request */
+	np->tx_held = false;
+	p4e_ini_flush(np);
+}

@@ -1,0 +1,570 @@
+/*
+ * p4e_ini.c - the initiator side: put, get, atomic, fetch-atomic and
+ * swap, from posting to the last event.
+ *
+ * An operation gets the next sequence number of its peer when posted and
+ * is sent in that order. Until the target accepts it (a cumulative
+ * sequence ack, or its response) the initiator keeps what a resend needs:
+ * small and volatile payloads are copied into a bounce block (the SEND
+ * event then comes at once), larger eager ones hold the caller's buffer
+ * (SEND comes with acceptance), rendezvous ones are exposed to the target,
+ * which pulls them (SEND and ACK come with its final ACK). An operation
+ * lives on exactly one of its peer's lists: tx_queue (to (re)send),
+ * tx_sent (sent, not accepted), tx_wait (accepted, response due).
+ */
+#include <config.h>
+
+#include "p4e_priv.h"
+#include "p4e_atomic.h"
+
+/* Payloads up to this size are copied: cheaper than holding the buffer. */
+#define P4E_COPY_MAX 1024
+
+/* ---- events ----------------------------------------------------------- */
+
+static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
+			  uint8_t fail, uint64_t mlength, uint64_t offset)
+{
+	struct p4e_ni *ni = op->ni;
+	bool ok = fail == P4E_NI_OK;
+	bool full = true;
+	unsigned ct_flag;
+	struct p4e_event ev;
+
+	switch (type) {
+	case P4E_EVENT_SEND:
+		ct_flag = P4E_MD_EVENT_CT_SEND;
+		full = !(md->options & P4E_MD_EVENT_SEND_DISABLE);
+		break;
+	case P4E_EVENT_REPLY:
+		ct_flag = P4E_MD_EVENT_CT_REPLY;
+		break;
+	default:
+		ct_flag = P4E_MD_EVENT_CT_ACK;
+		/* a counting ack is only counted */
+		full = op->ack_req != P4E_CT_ACK_REQ;
+		break;
+	}
+	if (md->options & ct_flag)
+		p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, md->ct), ok,
+			     md->options & P4E_MD_EVENT_CT_BYTES, mlength);
+	if (!full || !md->eq ||
+	    (ok && (md->options & P4E_MD_EVENT_SUCCESS_DISABLE)))
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.ni_fail_type = fail;
+	ev.pt_index = op->pt_index;
+	ev.initiator = op->target;
+	ev.user_ptr = op->user_ptr;
+	ev.user_flags = op->user_flags;
+	ev.hdr_data = op->hdr_data;
+	ev.match_bits = op->match_bits;
+	ev.rlength = op->length;
+	ev.mlength = mlength;
+	ev.remote_offset = offset;
+	ev.atomic_op = op->atomic_op;
+	ev.atomic_type = op->atomic_type;
+	ev.start = p4e_region_addr(md->start, md->iovcnt, op->local_offset);
+	p4e_event_deliver(md->eq, &ev);
+}
+
+static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
+{
+	if (op->flags & P4E_OPF_SEND_DONE)
+		return;
+	op->flags |= P4E_OPF_SEND_DONE;
+	/* a get sends nothing of the caller's */
+	if (op->type != P4W_GET)
+		p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
+			      fail == P4E_NI_OK ? op->length : 0, 0);
+}
+
+static void p4e_ini_ack_event(struct p4e_op *op, uint8_t fail,
+			      uint64_t mlength, uint64_t offset)
+{
+	if (op->flags & P4E_OPF_ACK_DONE)
+		return;
+	op->flags |= P4E_OPF_ACK_DONE;
+	if (op->ack_req != P4E_NO_ACK_REQ)
+		p4e_ini_event(op, op->md, P4E_EVENT_ACK, fail, mlength, offset);
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+static void p4e_ini_maybe_free(struct p4e_op *op)
+{
+	struct p4e_ni *ni = op->ni;
+
+	if (op->flags &
+	    (P4E_OPF_WANT_ACCEPT | P4E_OPF_WANT_RESP | P4E_OPF_XMIT_BUSY))
+		return;
+	p4u_list_remove(&op->link);
+	if (op->mem)
+		p4t_mem_unexpose(ni->iface, op->mem);
+	if (op->bounce)
+		p4u_pool_free(&ni->bounces, op->bounce);
+	op->md->pending--;
+	if (op->get_md)
+		op->get_md->pending--;
+	p4u_pool_free(&ni->ops, op);
+}
+
+/* Every event an operation still owes, with fail (link failure). */
+static void p4e_ini_fail(struct p4e_op *op, uint8_t fail)
+{
+	p4e_ini_send_event(op, fail);
+	if (op->type == P4W_PUT || op->type == P4W_ATOMIC) {
+		p4e_ini_ack_event(op, fail, 0, 0);
+	} else if (op->flags & P4E_OPF_WANT_RESP) {
+		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
+			      P4E_EVENT_REPLY, fail, 0, 0);
+	}
+	op->flags &= ~(P4E_OPF_WANT_ACCEPT | P4E_OPF_WANT_RESP);
+	op->flags |= P4E_OPF_FAILED;
+	p4e_ini_maybe_free(op);
+}
+
+void p4e_ini_fail_peer(struct p4e_npeer *np)
+{
+	struct p4u_list *lists[] = { &np->tx_sent, &np->tx_wait,
+				     &np->tx_queue };
+	struct p4e_op *op, *tmp;
+	size_t i;
+
+	for (i = 0; i < P4U_ARRAY_SIZE(lists); i++) {
+		p4u_list_foreach_entry_safe(lists[i], op, tmp, struct p4e_op,
+					    link) {
+			/* the transport has finished with our memory */
+			op->flags &= ~P4E_OPF_XMIT_BUSY;
+			p4e_ini_fail(op, P4E_NI_UNDELIVERABLE);
+		}
+	}
+}
+
+void p4e_ini_accepted(struct p4e_op *op)
+{
+	struct p4e_npeer *np = op->peer;
+
+	if (!(op->flags & P4E_OPF_WANT_ACCEPT))
+		return;
+	op->flags &= ~P4E_OPF_WANT_ACCEPT;
+	p4u_list_remove(&op->link);
+	if (op->proto != P4W_PROTO_RDZV) {
+		/* the payload is at the target: the buffer is free */
+		p4e_ini_send_event(op, P4E_NI_OK);
+		if (op->ack_req == P4E_ACK_ACCEPT &&
+		    (op->type == P4W_PUT || op->type == P4W_ATOMIC))
+			p4e_ini_ack_event(op, P4E_NI_OK, op->length,
+					  op->remote_offset);
+	}
+	if (op->flags & P4E_OPF_WANT_RESP)
+		p4u_list_insert_tail(&np->tx_wait, &op->link);
+	p4e_ini_maybe_free(op);
+}
+
+void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status)
+{
+	(void)ni;
+	(void)status;	/* a failed send fails its link: conn_failed follows */
+	op->flags &= ~P4E_OPF_XMIT_BUSY;
+	p4e_ini_maybe_free(op);
+}
+
+void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)
+{
+	/* initiators only expose memory; targets pull and push */
+	(void)ni;
+	(void)ctx;
+	(void)status;
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static int p4e_ini_xmit(struct p4e_op *op)
+{
+	struct p4e_npeer *np = op->peer;
+	struct p4e_ni *ni = op->ni;
+	uint8_t buf[P4E_REQ_HDR_MAX];
+	struct iovec iov[P4E_IOV_MAX];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = op->type,
+		.seq = op->seq,
+	};
+	size_t len = sizeof(hdr) + sizeof(struct p4w_req), cnt = 0;
+	uint64_t payload = 0;
+	int ret;
+
+	ret = p4e_npeer_connect(np);
+	if (ret)
+		return ret;
+	if (op->proto == P4W_PROTO_RDZV) {
+		p4w_cookie_pack(buf + len, &op->cookie);
+		len += sizeof(struct p4w_cookie);
+	}
+	if (op->req.rflags & P4W_RF_PUSH) {
+		p4w_cookie_pack(buf + len, &op->cookie);
+		len += sizeof(struct p4w_cookie);
+	}
+	if (op->proto == P4W_PROTO_EAGER && op->type != P4W_GET) {
+		if (op->flags & P4E_OPF_COPIED) {
+			iov[0].iov_base = op->bounce;
+			iov[0].iov_len = op->bounce_len;
+			cnt = op->bounce_len ? 1 : 0;
+			payload = op->bounce_len;
+		} else {
+			cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
+					     op->local_offset, op->length, iov,
+					     P4E_IOV_MAX);
+			payload = op->length;
+		}
+	}
+	hdr.length = (uint32_t)(len + payload);
+	p4e_fc_stamp(np, &hdr);
+	p4w_hdr_pack(buf, &hdr);
+	p4w_req_pack(buf + sizeof(hdr), &op->req);
+	ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
+		       p4e_ctx_make(op, P4E_CTX_OP));
+	if (ret < 0)
+		return ret;
+	op->flags |= P4E_OPF_SENT;
+	if (ret == P4T_QUEUED)
+		op->flags |= P4E_OPF_XMIT_BUSY;
+	return 0;
+}
+
+int p4e_ini_flush(struct p4e_npeer *np)
+{
+	struct p4e_op *op;
+	int ret = 0;
+
+	while (!np->tx_held &&
+	       (op = p4u_list_first_entry(&np->tx_queue, struct p4e_op,
+					  link))) {
+		ret = p4e_ini_xmit(op);
+		if (ret == -FI_EAGAIN) {
+			if (!p4u_list_node_linked(&np->flush_link))
+				p4u_list_insert_tail(&np->ni->flush,
+						     &np->flush_link);
+			return 0;
+		}
+		p4u_list_remove(&op->link);
+		if (ret) {
+			p4u_warn_sparse(P4U_LOG_ENGINE,
+					"send to peer %u failed: %d", np->id,
+					ret);
+			op->flags &= ~P4E_OPF_XMIT_BUSY;
+			p4e_ini_fail(op, P4E_NI_UNDELIVERABLE);
+			continue;
+		}
+		p4u_list_insert_tail(&np->tx_sent, &op->link);
+		/* the copy is ours: the caller's buffer is free now */
+		if (op->flags & P4E_OPF_COPIED)
+			p4e_ini_send_event(op, P4E_NI_OK);
+	}
+	p4u_list_remove(&np->flush_link);
+	return ret;
+}
+
+/* ---- posting ------------------------------------------------------------ */
+
+static bool p4e_ini_range_ok(const struct p4e_md *md, uint64_t offset,
+			     uint64_t length)
+{
+	return offset <= md->length && length <= md->length - offset;
+}
+
+int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
+{
+	struct p4e_md *md, *get_md;
+	uint32_t peer;
+	bool fetch = type == P4W_FETCH || type == P4W_SWAP;
+
+	if (!ni || !x)
+		return -FI_EINVAL;
+	md = p4u_pool_lookup(&ni->mds, x->md);
+	if (!md || !p4e_ini_range_ok(md, x->local_offset, x->length))
+		return -FI_EINVAL;
+	if (x->length > ni->limits.max_msg_size)
+		return -FI_EMSGSIZE;
+	if ((unsigned)x->ack_req >= P4E_ACK_REQ_MAX)
+		return -FI_EINVAL;
+	if (p4e_ni_target_peer(ni, x->target, &peer))
+		return -FI_EINVAL;
+	if (type == P4W_PUT || type == P4W_GET)
+		return 0;
+	if ((unsigned)x->atomic_op >= P4E_ATOMIC_OP_MAX ||
+	    (unsigned)x->atomic_type >= P4E_ATOMIC_TYPE_MAX)
+		return -FI_EINVAL;
+	if (!p4e_atomic_valid(x->atomic_op, x->atomic_type, fetch))
+		return -FI_EOPNOTSUPP;
+	/* only a swap message carries compare values; PtlSwap only swaps */
+	if ((type == P4W_SWAP) !=
+	    (p4e_op_needs_compare(x->atomic_op) || x->atomic_op == P4E_SWAP))
+		return -FI_EINVAL;
+	if (x->length % p4e_atomic_type_size(x->atomic_type))
+		return -FI_EINVAL;
+	if (x->length > (fetch ? ni->limits.max_fetch_atomic_size :
+				 ni->limits.max_atomic_size))
+		return -FI_EMSGSIZE;
+	if (!fetch)
+		return 0;
+	get_md = p4u_pool_lookup(&ni->mds, x->get_md);
+	if (!get_md || !p4e_ini_range_ok(get_md, x->get_local_offset,
+					 x->length))
+		return -FI_EINVAL;
+	if (type == P4W_SWAP && p4e_op_needs_compare(x->atomic_op) &&
+	    !x->operand && x->length)
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* Copy the payload (and a swap's compare values) into a bounce block. */
+static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
+{
+	bool compare = op->type == P4W_SWAP &&
+		       p4e_op_needs_compare(op->atomic_op);
+
+	op->bounce = p4u_pool_alloc(&op->ni->bounces);
+	if (!op->bounce)
+		return -FI_EAGAIN;
+	p4e_region_copy_out(op->md->start, op->md->iovcnt, op->local_offset,
+			    op->bounce, op->length);
+	op->bounce_len = op->length;
+	if (compare && op->length) {
+		memcpy((uint8_t *)op->bounce + op->length, x->operand,
+		       op->length);
+		op->bounce_len += op->length;
+	}
+	op->flags |= P4E_OPF_COPIED;
+	return 0;
+}
+
+/* Choose eager / copy / rendezvous / push and prepare the op for it. */
+static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
+{
+	struct p4e_ni *ni = op->ni;
+	struct iovec iov[P4E_IOV_MAX];
+	size_t cnt;
+	int ret;
+
+	if (op->type == P4W_GET) {
+		if (op->length <= ni->eager_size)
+			return 0;
+		/* a large reply is pushed straight into our buffer */
+		cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
+				     op->local_offset, op->length, iov,
+				     P4E_IOV_MAX);
+		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
+				     P4T_ACCESS_WRITE, &op->cookie, &op->mem);
+		if (!ret)
+			op->req.rflags |= P4W_RF_PUSH;
+		return ret;
+	}
+	if (op->type == P4W_PUT && op->length > ni->eager_size) {
+		cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
+				     op->local_offset, op->length, iov,
+				     P4E_IOV_MAX);
+		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
+				     P4T_ACCESS_READ, &op->cookie, &op->mem);
+		if (!ret)
+			op->proto = P4W_PROTO_RDZV;
+		return ret;
+	}
+	/* fetching ops and volatile or small payloads are copied */
+	if (op->type == P4W_FETCH || op->type == P4W_SWAP ||
+	    (op->md->options & P4E_MD_VOLATILE) || op->length <= P4E_COPY_MAX)
+		return p4e_ini_copy(op, x);
+	return 0;
+}
+
+static void p4e_ini_fill(struct p4e_op *op, uint8_t type,
+			 const struct p4e_xfer *x, struct p4e_npeer *np)
+{
+	op->ni = np->ni;
+	op->peer = np;
+	op->type = type;
+	op->ack_req = type == P4W_GET ? P4E_NO_ACK_REQ : x->ack_req;
+	op->atomic_op = x->atomic_op;
+	op->atomic_type = x->atomic_type;
+	op->proto = P4W_PROTO_EAGER;
+	op->pt_index = x->pt_index;
+	op->target = x->target;
+	op->local_offset = x->local_offset;
+	op->length = x->length;
+	op->get_local_offset = x->get_local_offset;
+	op->match_bits = x->match_bits;
+	op->remote_offset = x->remote_offset;
+	op->hdr_data = x->hdr_data;
+	op->user_ptr = x->user_ptr;
+	op->user_flags = x->user_flags;
+	op->flags = P4E_OPF_WANT_ACCEPT;
+	if (type != P4W_PUT && type != P4W_ATOMIC)
+		op->flags |= P4E_OPF_WANT_RESP;
+	else if (op->ack_req != P4E_NO_ACK_REQ &&
+		 op->ack_req != P4E_ACK_ACCEPT)
+		op->flags |= P4E_OPF_WANT_RESP;
+}
+
+static void p4e_ini_fill_req(struct p4e_op *op)
+{
+	struct p4w_req *req = &op->req;
+
+	req->op_id = p4u_pool_handle(&op->ni->ops, op);
+	req->match_bits = op->match_bits;
+	req->remote_offset = op->remote_offset;
+	req->hdr_data = op->hdr_data;
+	req->rlength = op->length;
+	req->pt_index = op->pt_index;
+	req->uid = op->ni->uid;
+	req->ack_req = op->ack_req;
+	req->atomic_op = op->atomic_op;
+	req->atomic_type = op->atomic_type;
+	req->proto = op->proto;
+}
+
+int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
+{
+	struct p4e_npeer *np;
+	struct p4e_op *op;
+	uint32_t peer;
+	int ret;
+
+	ret = p4e_ini_check(ni, type, x);
+	if (ret)
+		return ret;
+	p4e_ni_target_peer(ni, x->target, &peer);
+	np = p4e_npeer_get(ni, peer);
+	if (!np)
+		return -FI_ENOMEM;
+	ret = p4e_npeer_connect(np);
+	if (ret)
+		return ret;
+	op = p4u_pool_alloc(&ni->ops);
+	if (!op)
+		return -FI_EAGAIN;
+	p4u_list_node_init(&op->link);
+	p4e_ini_fill(op, type, x, np);
+	op->md = p4u_pool_lookup(&ni->mds, x->md);
+	if (type == P4W_FETCH || type == P4W_SWAP)
+		op->get_md = p4u_pool_lookup(&ni->mds, x->get_md);
+	ret = p4e_ini_prepare(op, x);
+	if (ret) {
+		if (op->bounce)
+			p4u_pool_free(&ni->bounces, op->bounce);
+		p4u_pool_free(&ni->ops, op);
+		return ret;
+	}
+	/* a rendezvous always ends with the target's ACK */
+	if (op->proto == P4W_PROTO_RDZV)
+		op->flags |= P4E_OPF_WANT_RESP;
+	op->md->pending++;
+	if (op->get_md)
+		op->get_md->pending++;
+	p4e_ini_fill_req(op);
+	op->seq = np->tx_seq++;
+	p4u_list_insert_tail(&np->tx_queue, &op->link);
+	p4e_ini_flush(np);
+	return 0;
+}
+
+int p4e_put(struct p4e_ni *ni, const struct p4e_xfer *xfer)
+{
+	return p4e_ini_post(ni, P4W_PUT, xfer);
+}
+
+int p4e_get(struct p4e_ni *ni, const struct p4e_xfer *xfer)
+{
+	return p4e_ini_post(ni, P4W_GET, xfer);
+}
+
+int p4e_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
+{
+	return p4e_ini_post(ni, P4W_ATOMIC, xfer);
+}
+
+int p4e_fetch_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
+{
+	return p4e_ini_post(ni, P4W_FETCH, xfer);
+}
+
+int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
+{
+	return p4e_ini_post(ni, P4W_SWAP, xfer);
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static int p4e_ini_reply(struct p4e_op *op, const struct p4w_resp_parts *rp)
+{
+	struct p4e_md *md = op->get_md ? op->get_md : op->md;
+	uint64_t off = op->get_md ? op->get_local_offset : op->local_offset;
+	uint64_t mlength = rp->resp.mlength;
+
+	if (mlength > op->length)
+		return -FI_EBADMSG;
+	if (rp->resp.fail == P4E_NI_OK && !rp->resp.pushed)
+		p4e_region_copy_in(md->start, md->iovcnt, off, rp->data,
+				   mlength);
+	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
+		return -FI_EBADMSG;
+	/* a fetch also sent something of ours */
+	p4e_ini_send_event(op, rp->resp.fail);
+	p4e_ini_event(op, md, P4E_EVENT_REPLY, rp->resp.fail, mlength,
+		      rp->resp.offset);
+	return 0;
+}
+
+int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
+		     const struct p4w_hdr *hdr, const void *msg)
+{
+	struct p4w_resp_parts rp;
+	struct p4e_op *op;
+	bool want_reply;
+	int ret;
+
+	ret = p4w_resp_parse(hdr, msg, &rp);
+	if (ret)
+		return ret;
+	op = p4u_pool_lookup(&ni->ops, rp.resp.op_id);
+	if (!op || op->peer != np) {
+		/* a late response for an operation already failed and freed
+		 * (pitfall 6): dropped, never written anywhere */
+		ni->sr[P4E_SR_DROP_COUNT]++;
+		return 0;
+	}
+	want_reply = op->type == P4W_GET || op->type == P4W_FETCH ||
+		     op->type == P4W_SWAP;
+	if (want_reply != (hdr->type == P4W_REPLY))
+		return -FI_EBADMSG;
+	if (!(op->flags & (P4E_OPF_WANT_RESP | P4E_OPF_WANT_ACCEPT)) ||
+	    (op->proto != P4W_PROTO_RDZV && !(op->flags & P4E_OPF_WANT_RESP) &&
+	     rp.resp.fail == P4E_NI_OK))
+		return -FI_EBADMSG;
+	if (hdr->type == P4W_REPLY) {
+		ret = p4e_ini_reply(op, &rp);
+		if (ret)
+			return ret;
+	} else {
+		if (op->mem) {
+			p4t_mem_unexpose(ni->iface, op->mem);
+			op->mem = NULL;
+		}
+		p4e_ini_send_event(op, rp.resp.fail);
+		p4e_ini_ack_event(op, rp.resp.fail, rp.resp.mlength,
+				  rp.resp.offset);
+	}
+	op->flags &= ~P4E_OPF_WANT_RESP;
+	/*
+	 * A response means the target processed this request and every
+	 * earlier one. Its events went first: a failed ACCEPT-acked op must
+	 * not be reported a success by the acceptance. The acceptance may
+	 * free op: look it up again.
+	 */
+	p4e_fc_tx_acked(np, op->seq + 1);
+	op = p4u_pool_lookup(&ni->ops, rp.resp.op_id);
+	if (op)
+		p4e_ini_maybe_free(op);
+	return 0;
+}

@@ -1,0 +1,696 @@
+/*
+ * p4e_me.c - list entries (MEs, and LEs on non-matching NIs): append with
+ * the search of unexpected headers it implies, unlink with "in use"
+ * protection, search, the claimed-message extension, and the life cycle
+ * that ends in LINK / AUTO_UNLINK / AUTO_FREE events.
+ *
+ * Life of an entry: linked (matchable) -> unlinked with events pending
+ * while operations still use it (rendezvous pulls) -> AUTO_UNLINK once
+ * the last use is done -> for overflow entries AUTO_FREE once no
+ * unexpected header points into it -> freed. Events come after the work
+ * they report (pitfall 5).
+ */
+#include <config.h>
+
+#include "p4e_priv.h"
+
+#define P4E_ME_OPTIONS (P4E_ME_OP_PUT | P4E_ME_OP_GET | P4E_ME_USE_ONCE | \
+	P4E_ME_UNEXPECTED_HDR_DISABLE | P4E_ME_IS_ACCESSIBLE | \
+	P4E_ME_EVENT_LINK_DISABLE | P4E_ME_EVENT_COMM_DISABLE | \
+	P4E_ME_EVENT_FLOWCTRL_DISABLE | P4E_ME_EVENT_SUCCESS_DISABLE | \
+	P4E_ME_EVENT_OVER_DISABLE | P4E_ME_EVENT_UNLINK_DISABLE | \
+	P4E_ME_EVENT_CT_COMM | P4E_ME_EVENT_CT_OVERFLOW | \
+	P4E_ME_EVENT_CT_BYTES | P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
+	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH | P4E_ME_IOVEC | \
+	P4E_ME_UH_COPY | P4E_ME_VIRT_ADDR | P4E_ME_RDZV_HDR_ONLY)
+/* Options only a matching entry has (Portals LEs lack them). */
+#define P4E_ME_ONLY_OPTIONS (P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
+	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH)
+
+/* ---- events and counts ------------------------------------------------- */
+
+static bool p4e_event_is_overflow(uint8_t type)
+{
+	return type == P4E_EVENT_PUT_OVERFLOW ||
+	       type == P4E_EVENT_GET_OVERFLOW ||
+	       type == P4E_EVENT_ATOMIC_OVERFLOW ||
+	       type == P4E_EVENT_FETCH_ATOMIC_OVERFLOW;
+}
+
+static bool p4e_event_is_comm(uint8_t type)
+{
+	return type == P4E_EVENT_PUT || type == P4E_EVENT_GET ||
+	       type == P4E_EVENT_ATOMIC || type == P4E_EVENT_FETCH_ATOMIC;
+}
+
+/* Count and (unless the entry's options say no) deliver ev. */
+void p4e_me_emit(struct p4e_me *me, struct p4e_event *ev)
+{
+	struct p4e_ni *ni = me->ni;
+	struct p4e_pt *pt = &ni->pts[me->pt_index];
+	bool ok = ev->ni_fail_type == P4E_NI_OK;
+	bool deliver = true;
+
+	if (p4e_event_is_comm(ev->type)) {
+		if (me->options & P4E_ME_EVENT_CT_COMM)
+			p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, me->ct),
+				     ok, me->options & P4E_ME_EVENT_CT_BYTES,
+				     ev->mlength);
+		if (me->options & P4E_ME_EVENT_COMM_DISABLE)
+			deliver = false;
+	} else if (p4e_event_is_overflow(ev->type)) {
+		if (me->options & P4E_ME_EVENT_CT_OVERFLOW)
+			p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, me->ct),
+				     ok, me->options & P4E_ME_EVENT_CT_BYTES,
+				     ev->mlength);
+		if (me->options & P4E_ME_EVENT_OVER_DISABLE)
+			deliver = false;
+	} else if (ev->type == P4E_EVENT_LINK) {
+		deliver = !(me->options & P4E_ME_EVENT_LINK_DISABLE);
+	} else if (ev->type == P4E_EVENT_AUTO_UNLINK ||
+		   ev->type == P4E_EVENT_AUTO_FREE) {
+		deliver = !(me->options & P4E_ME_EVENT_UNLINK_DISABLE) ||
+			  ev->ni_fail_type == P4E_NI_CANCELED;
+	}
+	if (ok && (me->options & P4E_ME_EVENT_SUCCESS_DISABLE) &&
+	    ev->type != P4E_EVENT_AUTO_UNLINK && ev->type != P4E_EVENT_AUTO_FREE)
+		deliver = false;
+	if (!deliver)
+		return;
+	ev->pt_index = me->pt_index;
+	ev->list = me->list;
+	if (!ev->user_ptr)
+		ev->user_ptr = me->user_ptr;
+	ev->user_flags = me->user_flags;
+	p4e_event_deliver(pt->eq, ev);
+}
+
+static void p4e_me_simple_event(struct p4e_me *me, uint8_t type, uint8_t fail)
+{
+	struct p4e_event ev = {
+		.type = type,
+		.ni_fail_type = fail,
+		.start = me->start,
+		.initiator = P4E_ID_ANY,
+		.match_bits = me->ment.match_bits,
+	};
+
+	p4e_me_emit(me, &ev);
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+static void p4e_me_destroy(struct p4e_me *me)
+{
+	struct p4e_ni *ni = me->ni;
+
+	ni->entries--;
+	p4u_pool_free(&ni->mes, me);
+}
+
+/* The entry is off its list and no operation uses it any more. */
+static void p4e_me_finish_unlink(struct p4e_me *me)
+{
+	me->unlink_pending = false;
+	p4e_me_simple_event(me, P4E_EVENT_AUTO_UNLINK,
+			    me->cancel_event ? P4E_NI_CANCELED : P4E_NI_OK);
+	if (me->list == P4E_OVERFLOW_LIST && me->uh_refs) {
+		/* unexpected headers still point at its data */
+		me->freed_pending = true;
+		return;
+	}
+	if (me->list == P4E_OVERFLOW_LIST)
+		p4e_me_simple_event(me, P4E_EVENT_AUTO_FREE, P4E_NI_OK);
+	p4e_me_destroy(me);
+}
+
+static void p4e_me_delist(struct p4e_me *me)
+{
+	struct p4e_pt *pt = &me->ni->pts[me->pt_index];
+
+	if (!me->linked)
+		return;
+	p4e_mlist_remove(me->list == P4E_PRIORITY_LIST ? &pt->prio : &pt->oflow,
+			 &me->ment);
+	me->linked = false;
+}
+
+void p4e_me_auto_unlink(struct p4e_me *me)
+{
+	if (me->unlink_pending)
+		return;
+	p4e_me_delist(me);
+	me->unlink_pending = true;
+	if (!me->pending)
+		p4e_me_finish_unlink(me);
+}
+
+void p4e_me_use_done(struct p4e_me *me)
+{
+	if (--me->pending == 0 && me->unlink_pending)
+		p4e_me_finish_unlink(me);
+}
+
+/* A header that pointed into overflow entry me is gone. */
+static void p4e_me_uh_released(struct p4e_me *me)
+{
+	if (--me->uh_refs || !me->freed_pending)
+		return;
+	p4e_me_simple_event(me, P4E_EVENT_AUTO_FREE, P4E_NI_OK);
+	p4e_me_destroy(me);
+}
+
+void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
+{
+	struct p4e_pt *pt = &ni->pts[uh->pt_index];
+
+	if (!uh->claimed && p4u_list_node_linked(&uh->uent.order))
+		p4e_uindex_remove(&pt->uhs, &uh->uent);
+	if (uh->oflow_me)
+		p4e_me_uh_released(uh->oflow_me);
+	p4u_pool_free(&ni->uhs, uh);
+	/* a header and maybe overflow space came back */
+	p4e_fc_pt_freed(ni, pt);
+}
+
+/* ---- placement ----------------------------------------------------------- */
+
+void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
+		  uint64_t rlength, bool unexpected, uint64_t *offset_p,
+		  uint64_t *mlength_p)
+{
+	uint64_t offset, avail;
+
+	(void)unexpected;
+	if (me->options & P4E_ME_MANAGE_LOCAL)
+		offset = me->local_offset;
+	else if (me->options & P4E_ME_VIRT_ADDR)
+		offset = remote_offset - (uint64_t)(uintptr_t)me->start;
+	else
+		offset = remote_offset;
+	/* pitfall 4: a remote offset past the end leaves no room at all */
+	if (me->options & P4E_ME_VIRT_ADDR &&
+	    remote_offset < (uint64_t)(uintptr_t)me->start)
+		avail = 0;
+	else
+		avail = offset < me->length ? me->length - offset : 0;
+	*offset_p = offset;
+	*mlength_p = P4U_MIN(rlength, avail);
+}
+
+/* After a use: advance a locally managed offset, maybe auto-unlink. */
+void p4e_me_used(struct p4e_me *me, uint64_t mlength, uint64_t rlength)
+{
+	if (me->options & P4E_ME_MANAGE_LOCAL) {
+		bool uh_rlength = (me->options & P4E_ME_LOCAL_INC_UH_RLENGTH) &&
+				  me->list == P4E_OVERFLOW_LIST;
+
+		/* pitfall 4: by mlength, or it runs past the end */
+		me->local_offset += uh_rlength ? rlength : mlength;
+		if (me->local_offset > me->length)
+			me->local_offset = me->length;
+		if (me->length - me->local_offset < me->min_free) {
+			p4e_me_auto_unlink(me);
+			return;
+		}
+	}
+	if (me->options & P4E_ME_USE_ONCE)
+		p4e_me_auto_unlink(me);
+}
+
+bool p4e_me_perm_ok(struct p4e_ni *ni, struct p4e_me *me, uint8_t type,
+		    uint32_t uid, uint8_t *fail_p)
+{
+	unsigned need;
+
+	if (me->uid != P4E_UID_ANY && me->uid != uid) {
+		ni->sr[P4E_SR_PERMISSION_VIOLATIONS]++;
+		*fail_p = P4E_NI_PERM_VIOLATION;
+		return false;
+	}
+	switch (type) {
+	case P4W_PUT:
+	case P4W_ATOMIC:
+		need = P4E_ME_OP_PUT;
+		break;
+	case P4W_GET:
+		need = P4E_ME_OP_GET;
+		break;
+	default:
+		need = P4E_ME_OP_PUT | P4E_ME_OP_GET;
+		break;
+	}
+	if ((me->options & need) != need) {
+		ni->sr[P4E_SR_OPERATION_VIOLATIONS]++;
+		*fail_p = P4E_NI_OP_VIOLATION;
+		return false;
+	}
+	return true;
+}
+
+/* ---- unexpected headers meet a new entry ------------------------------- */
+
+static const uint8_t p4e_overflow_event[] = {
+	[P4W_PUT] = P4E_EVENT_PUT_OVERFLOW,
+	[P4W_GET] = P4E_EVENT_GET_OVERFLOW,
+	[P4W_ATOMIC] = P4E_EVENT_ATOMIC_OVERFLOW,
+	[P4W_FETCH] = P4E_EVENT_FETCH_ATOMIC_OVERFLOW,
+	[P4W_SWAP] = P4E_EVENT_FETCH_ATOMIC_OVERFLOW,
+};
+
+static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
+			      struct p4e_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = p4e_overflow_event[uh->type];
+	ev->initiator = p4e_ni_event_id(ni, uh->initiator);
+	ev->uid = uh->uid;
+	ev->match_bits = uh->match_bits;
+	ev->rlength = uh->rlength;
+	ev->mlength = uh->mlength;
+	ev->remote_offset = uh->remote_offset;
+	ev->hdr_data = uh->hdr_data;
+	ev->atomic_op = uh->atomic_op;
+	ev->atomic_type = uh->atomic_type;
+	if (uh->oflow_me)
+		ev->start = p4e_region_addr(uh->oflow_me->start,
+					    uh->oflow_me->iovcnt,
+					    uh->oflow_offset);
+}
+
+/* A rendezvous header: pull the data into me now (header-only overflow). */
+static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
+			       struct p4e_me *me)
+{
+	struct p4e_tgt_op *top;
+	uint64_t offset, mlength;
+
+	top = p4u_pool_alloc(&ni->tops);
+	if (!top)
+		return -FI_EAGAIN;
+	p4e_me_place(me, uh->remote_offset, uh->rlength, true, &offset,
+		     &mlength);
+	top->ni = ni;
+	top->peer = ni->npeers[uh->initiator];
+	top->me = me;
+	top->uh = uh;
+	top->type = uh->type;
+	top->ack_req = uh->ack_req;
+	top->list = P4E_PRIORITY_LIST;
+	top->event_type = p4e_overflow_event[uh->type];
+	top->pt_index = uh->pt_index;
+	top->initiator = uh->initiator;
+	top->uid = uh->uid;
+	top->op_id = uh->op_id;
+	top->match_bits = uh->match_bits;
+	top->rlength = uh->rlength;
+	top->mlength = mlength;
+	top->offset = offset;
+	top->remote_offset = uh->remote_offset;
+	top->hdr_data = uh->hdr_data;
+	top->start = p4e_region_addr(me->start, me->iovcnt, offset);
+	me->pending++;
+	p4e_me_used(me, mlength, uh->rlength);
+	return p4e_tgt_start_pull(ni, top, &uh->src);
+}
+
+int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
+			struct p4e_me *me, void *user_ptr,
+			uint64_t user_flags, bool claimed)
+{
+	struct p4e_pt *pt = &ni->pts[uh->pt_index];
+	struct p4e_event ev;
+	uint64_t offset, mlength;
+
+	(void)claimed;
+	if (!uh->claimed && p4u_list_node_linked(&uh->uent.order))
+		p4e_uindex_remove(&pt->uhs, &uh->uent);
+	uh->claimed = true;	/* off the index from here on */
+	if (user_ptr)
+		me->user_ptr = user_ptr;
+	if (user_flags)
+		me->user_flags = user_flags;
+
+	if (uh->proto == P4W_PROTO_RDZV && !uh->oflow_me)
+		return p4e_uh_deliver_rdzv(ni, uh, me);
+
+	p4e_uh_event_fill(ni, uh, &ev);
+	if (me->options & P4E_ME_UH_COPY) {
+		p4e_me_place(me, uh->remote_offset, uh->mlength, true, &offset,
+			     &mlength);
+		if (uh->oflow_me) {
+			void *tmp_src = p4e_region_addr(uh->oflow_me->start,
+							uh->oflow_me->iovcnt,
+							uh->oflow_offset);
+			if (!uh->oflow_me->iovcnt) {
+				p4e_region_copy_in(me->start, me->iovcnt,
+						   offset, tmp_src, mlength);
+			} else {
+				uint8_t buf[4096];
+				uint64_t done = 0, n;
+
+				while (done < mlength) {
+					n = P4U_MIN(sizeof(buf), mlength - done);
+					p4e_region_copy_out(uh->oflow_me->start,
+							    uh->oflow_me->iovcnt,
+							    uh->oflow_offset +
+								    done,
+							    buf, n);
+					p4e_region_copy_in(me->start, me->iovcnt,
+							   offset + done, buf,
+							   n);
+					done += n;
+				}
+			}
+		}
+		ev.start = p4e_region_addr(me->start, me->iovcnt, offset);
+		ev.mlength = mlength;
+	} else {
+		mlength = uh->mlength;
+	}
+	p4e_me_emit(me, &ev);
+	p4e_uh_free(ni, uh);
+	p4e_me_used(me, mlength, ev.rlength);
+	return 0;
+}
+
+static bool p4e_me_uh_accept(struct p4e_uentry *u, void *ctx)
+{
+	struct p4e_me *me = ctx;
+	struct p4e_uh *uh = container_of(u, struct p4e_uh, uent);
+	uint64_t offset, mlength;
+
+	if (!(me->options & P4E_ME_NO_TRUNCATE))
+		return true;
+	p4e_me_place(me, uh->remote_offset, uh->rlength, true, &offset,
+		     &mlength);
+	return mlength >= uh->rlength;
+}
+
+/* Append semantics: consume matching headers, then link if still alive. */
+static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
+{
+	struct p4e_pt *pt = &ni->pts[me->pt_index];
+	struct p4e_uentry *u;
+	int ret;
+
+	if (me->list == P4E_PRIORITY_LIST) {
+		while (!me->unlink_pending &&
+		       (u = p4e_uindex_find(&pt->uhs, me->ment.match_bits,
+					    me->ment.ignore_bits,
+					    me->ment.match_id,
+					    p4e_me_uh_accept, me))) {
+			ret = p4e_uh_deliver_into(
+				ni, container_of(u, struct p4e_uh, uent), me,
+				NULL, 0, false);
+			if (ret)
+				return ret;
+		}
+		if (me->unlink_pending)
+			return 0;	/* used up before it was linked */
+		p4e_mlist_append(&pt->prio, &me->ment);
+	} else {
+		p4e_mlist_append(&pt->oflow, &me->ment);
+		/* new overflow space: held initiators may resend */
+		p4e_fc_pt_freed(ni, pt);
+	}
+	me->linked = true;
+	p4e_me_simple_event(me, P4E_EVENT_LINK, P4E_NI_OK);
+	return 0;
+}
+
+/* ---- append / unlink ----------------------------------------------------- */
+
+static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
+			const struct p4e_me_desc *desc, enum p4e_list list)
+{
+	struct p4e_pt *pt = p4e_pt_get(ni, pt_index);
+	unsigned opt = desc ? desc->options : 0;
+
+	if (!pt || !desc || (opt & ~P4E_ME_OPTIONS))
+		return -FI_EINVAL;
+	if (list != P4E_PRIORITY_LIST && list != P4E_OVERFLOW_LIST)
+		return -FI_EINVAL;
+	if (!(ni->options & P4E_NI_MATCHING) && (opt & P4E_ME_ONLY_OPTIONS))
+		return -FI_EINVAL;
+	if ((opt & P4E_ME_IOVEC) &&
+	    (desc->length > ni->limits.max_iovecs ||
+	     (desc->length && !desc->start) || (opt & P4E_ME_VIRT_ADDR)))
+		return -FI_EINVAL;
+	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_lookup(ni->dom, desc->ct))
+		return -FI_EINVAL;
+	if ((pt->options & P4E_PT_ONLY_USE_ONCE) && !(opt & P4E_ME_USE_ONCE))
+		return -FI_EINVAL;
+	if ((pt->options & P4E_PT_ONLY_TRUNCATE) && (opt & P4E_ME_NO_TRUNCATE))
+		return -FI_EINVAL;
+	if ((list == P4E_PRIORITY_LIST ? pt->prio.count : pt->oflow.count) >=
+	    ni->limits.max_list_size)
+		return -FI_ENOSPC;
+	return 0;
+}
+
+static int p4e_me_create(struct p4e_ni *ni, uint32_t pt_index,
+			 const struct p4e_me_desc *desc, enum p4e_list list,
+			 void *user_ptr, uint64_t user_flags,
+			 struct p4e_me **me_p)
+{
+	struct p4e_me *me;
+	int ret;
+
+	ret = p4e_me_check(ni, pt_index, desc, list);
+	if (ret)
+		return ret;
+	me = p4u_pool_alloc(&ni->mes);
+	if (!me)
+		return -FI_ENOSPC;
+	ni->entries++;
+	p4u_list_node_init(&me->ment.order);
+	me->ni = ni;
+	me->pt_index = pt_index;
+	me->list = list;
+	me->options = desc->options;
+	me->start = desc->start;
+	if (desc->options & P4E_ME_IOVEC) {
+		me->iovcnt = (uint32_t)desc->length;
+		me->length = p4e_iov_total(desc->start, desc->length);
+		if (!me->iovcnt)
+			me->start = NULL;
+	} else {
+		me->length = desc->length;
+	}
+	me->ct = desc->ct;
+	me->uid = desc->uid;
+	me->min_free = desc->min_free;
+	me->user_ptr = user_ptr;
+	me->user_flags = user_flags;
+	if (ni->options & P4E_NI_MATCHING) {
+		me->ment.match_bits = desc->match_bits;
+		me->ment.ignore_bits = desc->ignore_bits;
+		me->ment.match_id = desc->match_id;
+	} else {
+		me->ment.match_bits = 0;
+		me->ment.ignore_bits = UINT64_MAX;
+		me->ment.match_id = P4E_ID_ANY;
+	}
+	*me_p = me;
+	return 0;
+}
+
+int p4e_me_append(struct p4e_ni *ni, uint32_t pt_index,
+		  const struct p4e_me_desc *desc, enum p4e_list list,
+		  void *user_ptr, uint64_t user_flags, uint64_t *me_p)
+{
+	struct p4e_me *me;
+	uint64_t handle;
+	int ret;
+
+	if (!ni || !me_p)
+		return -FI_EINVAL;
+	ret = p4e_me_create(ni, pt_index, desc, list, user_ptr, user_flags,
+			    &me);
+	if (ret)
+		return ret;
+	/* the handle is valid until the entry is freed, which the link may
+	 * already do (a use-once entry consumed by an unexpected header) */
+	handle = p4u_pool_handle(&ni->mes, me);
+	ret = p4e_me_link(ni, me);
+	if (ret)
+		return ret;
+	*me_p = handle;
+	return 0;
+}
+
+int p4e_me_unlink(struct p4e_ni *ni, uint64_t handle, unsigned flags)
+{
+	struct p4e_me *me;
+
+	if (!ni || (flags & ~P4E_UNLINK_CANCEL))
+		return -FI_EINVAL;
+	me = p4u_pool_lookup(&ni->mes, handle);
+	if (!me || me->triggered || me->unlink_pending)
+		return -FI_EINVAL;
+	if (me->pending)
+		return -FI_EBUSY;	/* an operation is using it */
+	p4e_me_delist(me);
+	if (flags & P4E_UNLINK_CANCEL) {
+		me->cancel_event = true;
+		p4e_me_simple_event(me, P4E_EVENT_AUTO_UNLINK,
+				    P4E_NI_CANCELED);
+	}
+	if (me->list == P4E_OVERFLOW_LIST && me->uh_refs) {
+		/* headers still point into it: freed (silently) with them */
+		me->freed_pending = true;
+		me->options |= P4E_ME_EVENT_UNLINK_DISABLE;
+		return 0;
+	}
+	p4e_me_destroy(me);
+	return 0;
+}
+
+/* ---- triggered append ---------------------------------------------------- */
+
+int p4e_me_trig_create(struct p4e_ni *ni, uint32_t pt_index,
+		       const struct p4e_me_desc *desc, enum p4e_list list,
+		       void *user_ptr, uint64_t user_flags, uint64_t *me_p)
+{
+	struct p4e_me *me;
+	int ret;
+
+	ret = p4e_me_create(ni, pt_index, desc, list, user_ptr, user_flags,
+			    &me);
+	if (ret)
+		return ret;
+	me->triggered = true;
+	*me_p = p4u_pool_handle(&ni->mes, me);
+	return 0;
+}
+
+int p4e_me_trig_link(struct p4e_ni *ni, uint64_t handle)
+{
+	struct p4e_me *me = p4u_pool_lookup(&ni->mes, handle);
+
+	if (!me || !me->triggered)
+		return -FI_EINVAL;
+	me->triggered = false;
+	return p4e_me_link(ni, me);
+}
+
+void p4e_me_trig_cancel(struct p4e_ni *ni, uint64_t handle)
+{
+	struct p4e_me *me = p4u_pool_lookup(&ni->mes, handle);
+
+	if (me && me->triggered)
+		p4e_me_destroy(me);
+}
+
+/* ---- search and claimed messages ------------------------------------------ */
+
+int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
+		  const struct p4e_me_desc *desc, enum p4e_search_op op,
+		  void *user_ptr, uint64_t user_flags)
+{
+	struct p4e_pt *pt = ni ? p4e_pt_get(ni, pt_index) : NULL;
+	struct p4e_uentry *u;
+	struct p4e_uh *uh;
+	struct p4e_event ev;
+	uint64_t id_match;
+
+	if (!pt || !desc || op > P4E_SEARCH_CLAIM)
+		return -FI_EINVAL;
+	id_match = ni->options & P4E_NI_MATCHING;
+	u = p4e_uindex_find(&pt->uhs, id_match ? desc->match_bits : 0,
+			    id_match ? desc->ignore_bits : UINT64_MAX,
+			    id_match ? desc->match_id : P4E_ID_ANY, NULL, NULL);
+	if (!u) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = P4E_EVENT_SEARCH;
+		ev.ni_fail_type = P4E_NI_NO_MATCH;
+		ev.pt_index = pt_index;
+		ev.user_ptr = user_ptr;
+		ev.user_flags = user_flags;
+		ev.initiator = P4E_ID_ANY;
+		p4e_event_deliver(pt->eq, &ev);
+		return 0;
+	}
+	uh = container_of(u, struct p4e_uh, uent);
+	p4e_uh_event_fill(ni, uh, &ev);
+	ev.pt_index = pt_index;
+	ev.list = P4E_OVERFLOW_LIST;
+	ev.user_ptr = user_ptr;
+	ev.user_flags = user_flags;
+	switch (op) {
+	case P4E_SEARCH_ONLY:
+		ev.type = P4E_EVENT_SEARCH;
+		p4e_event_deliver(pt->eq, &ev);
+		return 0;
+	case P4E_SEARCH_CLAIM:
+		p4e_uindex_remove(&pt->uhs, &uh->uent);
+		uh->claimed = true;
+		ev.type = P4E_EVENT_SEARCH;
+		ev.uh_handle = p4u_pool_handle(&ni->uhs, uh);
+		p4e_event_deliver(pt->eq, &ev);
+		return 0;
+	case P4E_SEARCH_DELETE:
+	default:
+		/* every matching header goes, each with its overflow event */
+		do {
+			uh = container_of(u, struct p4e_uh, uent);
+			p4e_uh_event_fill(ni, uh, &ev);
+			ev.pt_index = pt_index;
+			ev.list = P4E_OVERFLOW_LIST;
+			ev.user_ptr = user_ptr;
+			ev.user_flags = user_flags;
+			p4e_event_deliver(pt->eq, &ev);
+			p4e_tgt_uh_dropped(ni, uh);
+			p4e_uh_free(ni, uh);
+			u = p4e_uindex_find(&pt->uhs,
+					    id_match ? desc->match_bits : 0,
+					    id_match ? desc->ignore_bits :
+						       UINT64_MAX,
+					    id_match ? desc->match_id :
+						       P4E_ID_ANY,
+					    NULL, NULL);
+		} while (u);
+		return 0;
+	}
+}
+
+static struct p4e_uh *p4e_uh_claimed(struct p4e_ni *ni, uint64_t handle)
+{
+	struct p4e_uh *uh = ni ? p4u_pool_lookup(&ni->uhs, handle) : NULL;
+
+	return uh && uh->claimed ? uh : NULL;
+}
+
+int p4e_uh_deliver(struct p4e_ni *ni, uint64_t handle,
+		   const struct p4e_me_desc *desc, void *user_ptr,
+		   uint64_t user_flags)
+{
+	struct p4e_uh *uh = p4e_uh_claimed(ni, handle);
+	struct p4e_me_desc d;
+	struct p4e_me *me;
+	int ret;
+
+	if (!uh || !desc)
+		return -FI_EINVAL;
+	d = *desc;
+	d.options |= P4E_ME_USE_ONCE | P4E_ME_UH_COPY |
+		     P4E_ME_EVENT_UNLINK_DISABLE | P4E_ME_EVENT_LINK_DISABLE;
+	d.options &= ~P4E_ME_MANAGE_LOCAL;
+	ret = p4e_me_create(ni, uh->pt_index, &d, P4E_PRIORITY_LIST, user_ptr,
+			    user_flags, &me);
+	if (ret)
+		return ret;
+	return p4e_uh_deliver_into(ni, uh, me, NULL, 0, true);
+}
+
+int p4e_uh_discard(struct p4e_ni *ni, uint64_t handle)
+{
+	struct p4e_uh *uh = p4e_uh_claimed(ni, handle);
+
+	if (!uh)
+		return -FI_EINVAL;
+	p4e_tgt_uh_dropped(ni, uh);
+	p4e_uh_free(ni, uh);
+	return 0;
+}

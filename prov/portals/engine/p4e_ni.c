@@ -1,0 +1,500 @@
+/*
+ * p4e_ni.c - the network interface: limits, status registers, the pools
+ * of its objects, its transport instance and the upcalls the transport
+ * makes, per-peer state, logical rank maps and progress.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+
+#include "p4e_priv.h"
+
+#define P4E_DEFAULT_ENTRIES	(1u << 20)
+#define P4E_DEFAULT_UH		(1u << 16)
+#define P4E_DEFAULT_MDS		(1u << 16)
+#define P4E_DEFAULT_PT_INDEX	63
+#define P4E_DEFAULT_OPS		4096
+#define P4E_DEFAULT_VOLATILE	4096
+#define P4E_DEFAULT_EAGER	16384
+
+/* ---- limits -------------------------------------------------------------- */
+
+static uint64_t p4e_pick(uint64_t desired, uint64_t dflt, uint64_t max)
+{
+	uint64_t v = desired ? desired : dflt;
+
+	return v > max ? max : v;
+}
+
+static void p4e_ni_limits_init(struct p4e_ni *ni, const struct p4e_ni_attr *attr)
+{
+	const struct p4e_ni_limits *d = &attr->desired;
+	struct p4e_ni_limits *l = &ni->limits;
+
+	l->max_entries = p4e_pick(d->max_entries, P4E_DEFAULT_ENTRIES, 1u << 24);
+	l->max_unexpected_headers = p4e_pick(d->max_unexpected_headers,
+					     P4E_DEFAULT_UH, 1u << 24);
+	l->max_mds = p4e_pick(d->max_mds, P4E_DEFAULT_MDS, 1u << 24);
+	l->max_cts = ni->dom->cts.max_objs;
+	l->max_eqs = p4e_pick(d->max_eqs, 1024, 1u << 20);
+	l->max_pt_index = p4e_pick(d->max_pt_index, P4E_DEFAULT_PT_INDEX, 4095);
+	l->max_iovecs = p4e_pick(d->max_iovecs, P4E_IOV_MAX, P4E_IOV_MAX);
+	l->max_list_size = p4e_pick(d->max_list_size, l->max_entries,
+				    l->max_entries);
+	l->max_triggered_ops = ni->dom->trigs.max_objs;
+	l->max_msg_size = p4e_pick(d->max_msg_size, P4W_MAX_MSG, P4W_MAX_MSG);
+	l->max_volatile_size = p4e_pick(d->max_volatile_size,
+					P4E_DEFAULT_VOLATILE, 1u << 20);
+	/* atomics always travel eagerly, in one message */
+	l->max_atomic_size = p4e_pick(d->max_atomic_size, ni->eager_size,
+				      ni->eager_size);
+	l->max_fetch_atomic_size = p4e_pick(d->max_fetch_atomic_size,
+					    ni->eager_size, ni->eager_size);
+	/* the target applies one message at a time, in order */
+	l->max_waw_ordered_size = l->max_atomic_size;
+	l->max_war_ordered_size = l->max_atomic_size;
+	l->features = 0;
+	l->max_ops = p4e_pick(d->max_ops, P4E_DEFAULT_OPS, 1u << 20);
+}
+
+void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits)
+{
+	if (ni && limits)
+		*limits = ni->limits;
+}
+
+int p4e_ni_status(struct p4e_ni *ni, enum p4e_sr_index index, int64_t *val)
+{
+	if (!ni || !val || (unsigned)index >= P4E_SR_LAST)
+		return -FI_EINVAL;
+	*val = ni->sr[index];
+	return 0;
+}
+
+int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen)
+{
+	if (!ni)
+		return -FI_EINVAL;
+	return p4t_getname(ni->iface, addr, addrlen);
+}
+
+int p4e_ni_wait_fd(struct p4e_ni *ni)
+{
+	return ni ? p4t_wait_fd(ni->iface) : -1;
+}
+
+/* ---- peers of this NI --------------------------------------------------- */
+
+struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id)
+{
+	struct p4e_npeer *np, **arr;
+	uint32_t cap;
+
+	if (!p4e_dom_peer(ni->dom, peer_id))
+		return NULL;
+	if (peer_id >= ni->npeers_cap) {
+		cap = ni->npeers_cap ? ni->npeers_cap : 64;
+		while (cap <= peer_id)
+			cap *= 2;
+		arr = realloc(ni->npeers, cap * sizeof(*arr));
+		if (!arr)
+			return NULL;
+		memset(arr + ni->npeers_cap, 0,
+		       (cap - ni->npeers_cap) * sizeof(*arr));
+		ni->npeers = arr;
+		ni->npeers_cap = cap;
+	}
+	np = ni->npeers[peer_id];
+	if (np)
+		return np;
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return NULL;
+	np->ni = ni;
+	np->id = peer_id;
+	p4u_list_init(&np->tx_queue);
+	p4u_list_init(&np->tx_sent);
+	p4u_list_init(&np->tx_wait);
+	p4u_list_init(&np->flush_link);
+	p4u_list_init(&np->block_link);
+	p4u_list_init(&np->ack_link);
+	ni->npeers[peer_id] = np;
+	return np;
+}
+
+/* Open (lazily) the transport link to np. */
+int p4e_npeer_connect(struct p4e_npeer *np)
+{
+	struct p4e_peer_addr *pa;
+	struct p4t_conn *conn;
+	int ret;
+
+	if (np->conn)
+		return 0;
+	pa = p4e_dom_peer(np->ni->dom, np->id);
+	ret = p4t_conn_get(np->ni->iface, pa->addr, pa->addrlen, &conn);
+	if (ret)
+		return ret;
+	conn->engine_ctx = np;
+	np->conn = conn;
+	return 0;
+}
+
+/* Forget the link and every sequence: a new link starts a new session. */
+static void p4e_npeer_reset(struct p4e_npeer *np)
+{
+	np->conn = NULL;
+	np->tx_seq = np->tx_acked = 0;
+	np->tx_held = false;
+	np->rx_expect = np->rx_told = 0;
+	np->rx_blocked = false;
+	p4u_list_remove(&np->block_link);
+	p4u_list_remove(&np->ack_link);
+	p4u_list_remove(&np->flush_link);
+}
+
+uint32_t p4e_ni_event_id(struct p4e_ni *ni, uint32_t peer_id)
+{
+	uint32_t i;
+
+	if (!(ni->options & P4E_NI_LOGICAL))
+		return peer_id;
+	/* ranks are few and this runs once per event: a scan is fine for
+	 * now; a reverse table is the upgrade if it ever shows */
+	for (i = 0; i < ni->map_len; i++)
+		if (ni->map[i] == peer_id)
+			return i;
+	return P4E_ID_ANY;
+}
+
+int p4e_ni_target_peer(struct p4e_ni *ni, uint32_t target, uint32_t *peer_p)
+{
+	if (ni->options & P4E_NI_LOGICAL) {
+		if (target >= ni->map_len)
+			return -FI_EINVAL;
+		target = ni->map[target];
+	}
+	if (!p4e_dom_peer(ni->dom, target))
+		return -FI_EINVAL;
+	*peer_p = target;
+	return 0;
+}
+
+int p4e_ni_set_map(struct p4e_ni *ni, const uint32_t *peer_ids, size_t count)
+{
+	uint32_t *map;
+	size_t i;
+
+	if (!ni || !(ni->options & P4E_NI_LOGICAL) || (count && !peer_ids))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++)
+		if (!p4e_dom_peer(ni->dom, peer_ids[i]))
+			return -FI_EINVAL;
+	map = malloc(count * sizeof(*map) + 1);
+	if (!map)
+		return -FI_ENOMEM;
+	memcpy(map, peer_ids, count * sizeof(*map));
+	free(ni->map);
+	ni->map = map;
+	ni->map_len = (uint32_t)count;
+	return 0;
+}
+
+int p4e_ni_get_map(struct p4e_ni *ni, uint32_t *peer_ids, size_t count,
+		   size_t *count_p)
+{
+	if (!ni || !count_p || !(ni->options & P4E_NI_LOGICAL))
+		return -FI_EINVAL;
+	if (peer_ids)
+		memcpy(peer_ids, ni->map,
+		       P4U_MIN(count, ni->map_len) * sizeof(*peer_ids));
+	*count_p = ni->map_len;
+	return 0;
+}
+
+/* ---- transport upcalls ------------------------------------------------- */
+
+static int p4e_ni_up_recv(void *ctx, struct p4t_conn *conn, const void *msg,
+			  size_t len)
+{
+	struct p4e_ni *ni = ctx;
+	struct p4e_npeer *np = conn->engine_ctx;
+	struct p4w_hdr hdr;
+	struct p4w_fc fc;
+	int ret;
+
+	if (ni->closing || !np)
+		return 0;
+	ret = p4w_hdr_unpack(msg, len, &hdr);
+	if (!ret && hdr.length != len)
+		ret = -FI_EBADMSG;
+	if (ret)
+		goto malformed;
+	if (hdr.flags & P4W_F_ACK_SEQ)
+		p4e_fc_tx_acked(np, hdr.ack_seq);
+
+	switch (hdr.type) {
+	case P4W_PUT:
+	case P4W_GET:
+	case P4W_ATOMIC:
+	case P4W_FETCH:
+	case P4W_SWAP:
+		ret = p4e_tgt_request(ni, np, &hdr, msg);
+		break;
+	case P4W_ACK:
+	case P4W_REPLY:
+		ret = p4e_ini_response(ni, np, &hdr, msg);
+		break;
+	case P4W_SEQ_ACK:
+		ret = 0;
+		break;
+	case P4W_NACK:
+	case P4W_RESUME:
+		ret = p4w_fc_unpack((const uint8_t *)msg + sizeof(hdr),
+				    len - sizeof(hdr), &fc);
+		if (ret)
+			break;
+		if (hdr.type == P4W_NACK)
+			p4e_fc_nacked(np, fc.seq);
+		else
+			p4e_fc_resume_req(np, fc.seq);
+		break;
+	default:
+		ret = -FI_EBADMSG;
+		break;
+	}
+	if (!ret)
+		return 0;
+malformed:
+	ni->sr[P4E_SR_MALFORMED]++;
+	p4u_warn_sparse(P4U_LOG_WIRE,
+			"malformed message from peer %u dropped (%d): closing "
+			"the link", np->id, ret);
+	return ret;
+}
+
+static void p4e_ni_up_send_done(void *ctx, void *op_ctx, int status)
+{
+	struct p4e_ni *ni = ctx;
+
+	if (!ni->closing)
+		p4e_ini_send_done(ni, p4e_ctx_obj(op_ctx), status);
+}
+
+static void p4e_ni_up_rma_done(void *ctx, void *op_ctx, int status)
+{
+	struct p4e_ni *ni = ctx;
+
+	if (ni->closing)
+		return;
+	if (p4e_ctx_tag(op_ctx) == P4E_CTX_TOP)
+		p4e_tgt_rma_done(ni, p4e_ctx_obj(op_ctx), status);
+	else
+		p4e_ini_rma_done(ni, p4e_ctx_obj(op_ctx), status);
+}
+
+static int p4e_ni_up_conn_new(void *ctx, struct p4t_conn *conn,
+			      const void *addr, size_t addrlen)
+{
+	struct p4e_ni *ni = ctx;
+	struct p4e_npeer *np;
+	uint32_t id;
+	int ret;
+
+	if (ni->closing)
+		return -FI_ECONNREFUSED;
+	ret = p4e_peer_lookup(ni->dom, addr, addrlen, &id);
+	if (ret)
+		return ret;
+	np = p4e_npeer_get(ni, id);
+	if (!np)
+		return -FI_ENOMEM;
+	if (np->conn && np->conn != conn) {
+		/* the transport keeps one link per pair: a second is stale */
+		p4e_ini_fail_peer(np);
+		p4e_tgt_fail_peer(np);
+		p4e_npeer_reset(np);
+	}
+	np->conn = conn;
+	conn->engine_ctx = np;
+	return 0;
+}
+
+static void p4e_ni_up_conn_failed(void *ctx, struct p4t_conn *conn, int status)
+{
+	struct p4e_ni *ni = ctx;
+	struct p4e_npeer *np = conn->engine_ctx;
+
+	if (ni->closing || !np || np->conn != conn)
+		return;
+	p4u_info(P4U_LOG_ENGINE, "link to peer %u failed: %d", np->id, status);
+	p4e_ini_fail_peer(np);
+	p4e_tgt_fail_peer(np);
+	p4e_npeer_reset(np);
+}
+
+static const struct p4t_upcalls p4e_ni_upcalls = {
+	.recv = p4e_ni_up_recv,
+	.send_done = p4e_ni_up_send_done,
+	.rma_done = p4e_ni_up_rma_done,
+	.conn_new = p4e_ni_up_conn_new,
+	.conn_failed = p4e_ni_up_conn_failed,
+};
+
+/* ---- create / destroy ------------------------------------------------- */
+
+static int p4e_ni_pools_init(struct p4e_ni *ni)
+{
+	const struct p4e_ni_limits *l = &ni->limits;
+	int ret;
+
+	ret = p4u_pool_init(&ni->mds, sizeof(struct p4e_md), 64, l->max_mds);
+	if (!ret)
+		ret = p4u_pool_init(&ni->mes, sizeof(struct p4e_me), 256,
+				    l->max_entries);
+	if (!ret)
+		ret = p4u_pool_init(&ni->ops, sizeof(struct p4e_op), 256,
+				    l->max_ops);
+	if (!ret)
+		ret = p4u_pool_init(&ni->tops, sizeof(struct p4e_tgt_op), 64,
+				    l->max_ops);
+	if (!ret)
+		ret = p4u_pool_init(&ni->uhs, sizeof(struct p4e_uh), 256,
+				    l->max_unexpected_headers);
+	if (!ret)
+		ret = p4u_pool_init(&ni->bounces, l->max_volatile_size * 2, 16,
+				    l->max_ops);
+	return ret;
+}
+
+static void p4e_ni_pools_fini(struct p4e_ni *ni)
+{
+	p4u_pool_fini(&ni->bounces);
+	p4u_pool_fini(&ni->uhs);
+	p4u_pool_fini(&ni->tops);
+	p4u_pool_fini(&ni->ops);
+	p4u_pool_fini(&ni->mes);
+	p4u_pool_fini(&ni->mds);
+}
+
+static int p4e_ni_open_transport(struct p4e_ni *ni,
+				 const struct p4e_ni_attr *attr)
+{
+	struct p4t_iface_config cfg = {
+		.addr = attr->addr,
+		.addrlen = attr->addrlen,
+		.port_low = attr->port_low,
+		.port_high = attr->port_high,
+		.auth_key = attr->auth_key,
+		.peer_timeout_ms = attr->peer_timeout_ms,
+		.rma_chunk = attr->rma_chunk,
+		.upcalls = &p4e_ni_upcalls,
+		.upcall_ctx = ni,
+	};
+	int ret;
+
+	ret = attr->transport->iface_open(&cfg, &ni->iface);
+	if (ret)
+		return ret;
+	p4t_iface_query(ni->iface, &ni->tattr);
+	return 0;
+}
+
+int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
+		  struct p4e_ni **ni_p)
+{
+	unsigned match = P4E_NI_MATCHING | P4E_NI_NO_MATCHING;
+	unsigned addr = P4E_NI_LOGICAL | P4E_NI_PHYSICAL;
+	struct p4e_ni *ni;
+	uint32_t i;
+	int ret;
+
+	if (!dom || !attr || !ni_p || !attr->transport ||
+	    (attr->options & ~(match | addr)) ||
+	    (attr->options & match) == match || !(attr->options & match) ||
+	    (attr->options & addr) == addr || !(attr->options & addr))
+		return -FI_EINVAL;
+	ni = calloc(1, sizeof(*ni));
+	if (!ni)
+		return -FI_ENOMEM;
+	ni->dom = dom;
+	ni->options = attr->options;
+	ni->uid = attr->uid;
+	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
+	p4u_list_init(&ni->flush);
+	p4u_list_init(&ni->ack_pending);
+	p4e_ni_limits_init(ni, attr);
+	ret = p4e_ni_pools_init(ni);
+	if (ret)
+		goto err_pools;
+	ni->pts = calloc(ni->limits.max_pt_index + 1, sizeof(*ni->pts));
+	if (!ni->pts) {
+		ret = -FI_ENOMEM;
+		goto err_pools;
+	}
+	for (i = 0; i <= ni->limits.max_pt_index; i++)
+		p4u_list_init(&ni->pts[i].blocked);
+	ret = p4e_ni_open_transport(ni, attr);
+	if (ret)
+		goto err_pts;
+	p4u_list_insert_tail(&dom->nis, &ni->dom_link);
+	*ni_p = ni;
+	return 0;
+
+err_pts:
+	free(ni->pts);
+err_pools:
+	p4e_ni_pools_fini(ni);
+	free(ni);
+	return ret;
+}
+
+int p4e_ni_destroy(struct p4e_ni *ni)
+{
+	uint32_t i;
+
+	if (!ni)
+		return -FI_EINVAL;
+	/* upcalls made while the transport tears down are ignored */
+	ni->closing = true;
+	p4e_trig_drop_ni(ni->dom, ni);
+	p4t_iface_close(ni->iface);
+	for (i = 0; i <= ni->limits.max_pt_index; i++)
+		if (ni->pts[i].allocated)
+			p4e_pt_teardown(ni, &ni->pts[i]);
+	for (i = 0; i < ni->npeers_cap; i++)
+		free(ni->npeers[i]);
+	free(ni->npeers);
+	free(ni->map);
+	free(ni->pts);
+	p4e_ni_pools_fini(ni);
+	p4u_list_remove(&ni->dom_link);
+	free(ni);
+	return 0;
+}
+
+/* ---- progress ----------------------------------------------------------- */
+
+int p4e_ni_progress(struct p4e_ni *ni, int budget)
+{
+	struct p4e_npeer *np, *tmp;
+	int done;
+
+	if (!ni)
+		return 0;
+	done = p4t_progress(ni->iface, budget > 0 ? budget : 64);
+	/* sends that waited for the transport, in peer order */
+	p4u_list_foreach_entry_safe(&ni->flush, np, tmp, struct p4e_npeer,
+				    flush_link)
+		p4e_ini_flush(np);
+	p4e_fc_progress(ni);
+	p4e_trig_run_due(ni->dom);
+	return done;
+}
+
+struct p4e_pt *p4e_pt_get(struct p4e_ni *ni, uint32_t index)
+{
+	if (index > ni->limits.max_pt_index || !ni->pts[index].allocated)
+		return NULL;
+	return &ni->pts[index];
+}

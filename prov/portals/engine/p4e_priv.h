@@ -1,0 +1,431 @@
+/*
+ * p4e_priv.h - the engine's internal objects, shared by its files:
+ *
+ *   p4e_dom.c   domain, peer table          p4e_ct.c    counting events
+ *   p4e_trig.c  triggered operations        p4e_eq.c    ring EQ, event emit
+ *   p4e_ni.c    NI, upcalls, progress       p4e_pt.c    portal table
+ *   p4e_md.c    memory descriptors          p4e_me.c    append/unlink/search
+ *   p4e_iov.c   region copies               p4e_ini.c   initiator side
+ *   p4e_tgt.c   target side                 p4e_fc.c    sequence, acceptance,
+ *                                                       flow control
+ *
+ * Nothing here is visible outside the engine (include/p4e.h is the API).
+ * Every function runs under the caller's per-domain serialisation.
+ */
+#ifndef P4E_PRIV_H
+#define P4E_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "p4e.h"
+#include "p4e_match.h"
+#include "p4t.h"
+#include "p4_wire.h"
+#include "p4u_compiler.h"
+#include "p4u_hash.h"
+#include "p4u_list.h"
+#include "p4u_log.h"
+#include "p4u_pool.h"
+
+/* Largest iovec an MD or ME may have (ptl_ni_limits_t.max_iovecs). */
+#define P4E_IOV_MAX		64
+/* Room for a request header with both cookies. */
+#define P4E_REQ_HDR_MAX	(sizeof(struct p4w_hdr) + sizeof(struct p4w_req) + \
+			 2 * sizeof(struct p4w_cookie))
+#define P4E_RESP_HDR_MAX (sizeof(struct p4w_hdr) + sizeof(struct p4w_resp))
+
+/* Sequence numbers compare modulo 2^32. */
+static inline bool p4e_seq_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/* ---- domain: peers, CTs, triggered ops -------------------------------- */
+
+struct p4e_peer_addr {
+	struct p4u_hash_node hnode;
+	uint32_t id;
+	uint32_t addrlen;
+	uint8_t addr[P4W_ADDR_MAX];
+};
+
+struct p4e_dom {
+	struct p4u_list nis;
+	struct p4u_pool cts;		/* struct p4e_ct */
+	struct p4u_pool trigs;		/* struct p4e_trig_op */
+	struct p4e_peer_addr **peers;	/* by id */
+	uint32_t npeers;
+	uint32_t peers_cap;
+	uint32_t max_peers;
+	struct p4u_hash peer_hash;	/* address -> struct p4e_peer_addr */
+	struct p4u_list trig_due;	/* fired, waiting to run (in order) */
+	uint64_t trig_seq;		/* post order, FIFO among equals */
+	bool trig_running;
+};
+
+struct p4e_ct {
+	struct p4e_ct_event val;
+	struct p4u_list trig_sum;	/* success + failure rule, by threshold */
+	struct p4u_list trig_success;	/* success-only rule, by threshold */
+	p4e_ct_notify_func_t notify;
+	void *notify_ctx;
+};
+
+struct p4e_ct *p4e_ct_lookup(struct p4e_dom *dom, uint64_t ct);
+/* Count one event on ct (NULL ok): success += (bytes ? mlength : 1), or
+ * failure += 1; fires what became due. */
+void p4e_ct_count(struct p4e_dom *dom, struct p4e_ct *ct, bool ok,
+		  bool bytes, uint64_t mlength);
+
+enum p4e_trig_kind {
+	P4E_TRIG_PUT,
+	P4E_TRIG_GET,
+	P4E_TRIG_ATOMIC,
+	P4E_TRIG_FETCH,
+	P4E_TRIG_SWAP,
+	P4E_TRIG_CT_INC,
+	P4E_TRIG_CT_SET,
+	P4E_TRIG_ME_APPEND,
+	P4E_TRIG_ME_UNLINK,
+};
+
+struct p4e_trig_op {
+	struct p4u_list link;		/* in a CT list or dom->trig_due */
+	enum p4e_trig_kind kind;
+	uint64_t threshold;
+	uint64_t seq;
+	unsigned flags;			/* P4E_TRIG_* */
+	uint64_t ct;			/* the triggering CT */
+	struct p4e_ni *ni;
+	struct p4e_xfer xfer;
+	uint64_t target_ct;		/* CT_INC / CT_SET */
+	struct p4e_ct_event ct_val;
+	uint64_t me;			/* ME_APPEND / ME_UNLINK */
+};
+
+/* Run triggered ops that are due (called after every counter update). */
+void p4e_trig_run_due(struct p4e_dom *dom);
+/* Move ops of ct that are now due to dom->trig_due. */
+void p4e_trig_collect(struct p4e_dom *dom, struct p4e_ct *ct);
+/* Drop every pending op of ct (free or cancel). */
+void p4e_trig_drop_ct(struct p4e_dom *dom, struct p4e_ct *ct);
+/* Drop pending triggered ops that belong to ni (NI destroy). */
+void p4e_trig_drop_ni(struct p4e_dom *dom, struct p4e_ni *ni);
+
+/* ---- NI, portal table, entries ----------------------------------------- */
+
+struct p4e_pt {
+	bool allocated;
+	bool enabled;
+	bool resources_freed;		/* FC_RESEND: try to resume peers */
+	unsigned options;
+	struct p4e_eq *eq;
+	struct p4e_mlist prio;
+	struct p4e_mlist oflow;
+	struct p4e_uindex uhs;
+	struct p4u_list blocked;	/* struct p4e_npeer held by FC_RESEND */
+};
+
+struct p4e_me {
+	struct p4e_mentry ment;
+	struct p4e_ni *ni;
+	uint32_t pt_index;
+	uint8_t list;			/* enum p4e_list */
+	bool linked;			/* on its list (matchable) */
+	bool unlink_pending;		/* off the list, events to come */
+	bool freed_pending;		/* overflow: AUTO_FREE when uh_refs 0 */
+	bool triggered;			/* waiting for a triggered append */
+	unsigned options;
+	void *start;			/* bytes, or struct iovec[] */
+	uint32_t iovcnt;		/* 0: contiguous */
+	uint64_t length;		/* total bytes */
+	uint64_t ct;
+	uint32_t uid;
+	uint64_t min_free;
+	uint64_t local_offset;
+	void *user_ptr;
+	uint64_t user_flags;
+	uint32_t pending;		/* operations using the entry */
+	uint32_t uh_refs;		/* unexpected headers with data here */
+	bool cancel_event;		/* P4E_UNLINK_CANCEL */
+};
+
+struct p4e_md {
+	struct p4e_ni *ni;
+	void *start;
+	uint32_t iovcnt;		/* 0: contiguous */
+	uint64_t length;		/* total bytes */
+	unsigned options;
+	struct p4e_eq *eq;
+	uint64_t ct;
+	uint32_t pending;		/* operations using it */
+};
+
+/* An unexpected header: a message matched on the overflow list. */
+struct p4e_uh {
+	struct p4e_uentry uent;
+	uint32_t pt_index;
+	uint8_t type;			/* enum p4w_type */
+	uint8_t ack_req;
+	uint8_t atomic_op;
+	uint8_t atomic_type;
+	uint8_t proto;
+	bool claimed;			/* detached by P4E_SEARCH_CLAIM */
+	uint32_t initiator;		/* peer id */
+	uint32_t uid;
+	uint64_t op_id;
+	uint64_t match_bits;
+	uint64_t rlength;
+	uint64_t mlength;		/* bytes deposited in the overflow entry */
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+	struct p4e_me *oflow_me;	/* where the data is (NULL: header only) */
+	uint64_t oflow_offset;
+	struct p4w_cookie src;		/* rendezvous source */
+};
+
+/* Per NI and peer: the link and both directions' protocol state. */
+struct p4e_npeer {
+	struct p4e_ni *ni;
+	uint32_t id;
+	struct p4t_conn *conn;
+	/* as initiator, towards the peer */
+	uint32_t tx_seq;		/* next sequence number to assign */
+	uint32_t tx_acked;		/* every seq below was accepted */
+	bool tx_held;			/* nacked: waiting for RESUME */
+	struct p4u_list tx_queue;	/* posted, not (re)sent yet, in seq order */
+	struct p4u_list tx_sent;	/* sent, not accepted yet, in seq order */
+	struct p4u_list tx_wait;	/* accepted, response still due */
+	struct p4u_list flush_link;	/* in ni->flush while tx_queue waits */
+	/* as target, from the peer */
+	uint32_t rx_expect;		/* next seq to accept */
+	uint32_t rx_told;		/* last ack_seq sent to the peer */
+	bool rx_blocked;		/* nacked rx_expect, dropping until resume */
+	struct p4u_list block_link;	/* in pt->blocked */
+	struct p4u_list ack_link;	/* in ni->ack_pending */
+	uint64_t ack_since_ns;
+};
+
+/* Initiator operation states. */
+#define P4E_OPF_SENT		0x0001	/* handed to the transport once */
+#define P4E_OPF_XMIT_BUSY	0x0002	/* transport holds our memory */
+#define P4E_OPF_WANT_ACCEPT	0x0004	/* replay until accepted */
+#define P4E_OPF_WANT_RESP	0x0008	/* an ACK or REPLY will come */
+#define P4E_OPF_COPIED		0x0010	/* payload is in op->bounce */
+#define P4E_OPF_SEND_DONE	0x0020	/* SEND event delivered */
+#define P4E_OPF_ACK_DONE	0x0040	/* ACK event (or none) delivered */
+#define P4E_OPF_FAILED		0x0080
+
+struct p4e_op {
+	struct p4u_list link;		/* npeer->tx_queue / tx_sent */
+	struct p4e_ni *ni;
+	struct p4e_npeer *peer;
+	uint8_t type;			/* enum p4w_type */
+	uint8_t ack_req;
+	uint8_t atomic_op;
+	uint8_t atomic_type;
+	uint8_t proto;
+	uint32_t flags;			/* P4E_OPF_* */
+	uint32_t seq;
+	uint32_t pt_index;
+	uint32_t target;		/* as the caller named it */
+	struct p4e_md *md;
+	uint64_t local_offset;
+	uint64_t length;
+	struct p4e_md *get_md;
+	uint64_t get_local_offset;
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+	void *user_ptr;
+	uint64_t user_flags;
+	struct p4w_req req;		/* packed again at every (re)send */
+	struct p4t_mem *mem;		/* rendezvous source / push sink */
+	struct p4w_cookie cookie;
+	void *bounce;			/* copied payload (+ compare) */
+	uint64_t bounce_len;
+};
+
+/* Target-side work that outlives one message (pulls, pushes). */
+struct p4e_tgt_op {
+	struct p4e_ni *ni;
+	struct p4e_npeer *peer;
+	struct p4e_me *me;
+	struct p4e_uh *uh;		/* delivering an unexpected header */
+	uint8_t type;
+	uint8_t ack_req;
+	uint8_t list;
+	uint8_t event_type;
+	uint8_t atomic_op, atomic_type;
+	uint32_t pt_index;
+	uint32_t initiator;
+	uint32_t uid;
+	uint64_t op_id;
+	uint64_t match_bits;
+	uint64_t rlength;
+	uint64_t mlength;
+	uint64_t offset;
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+	void *start;			/* event start */
+};
+
+struct p4e_ni {
+	struct p4u_list dom_link;
+	struct p4e_dom *dom;
+	unsigned options;
+	struct p4e_ni_limits limits;
+	int64_t sr[P4E_SR_LAST];
+	uint32_t uid;
+	uint64_t eager_size;
+	uint64_t ack_delay_ns;
+	struct p4t_iface *iface;
+	struct p4t_iface_attr tattr;
+	bool closing;
+	struct p4e_pt *pts;		/* [limits.max_pt_index + 1] */
+	struct p4u_pool mds;		/* struct p4e_md */
+	struct p4u_pool mes;		/* struct p4e_me */
+	struct p4u_pool ops;		/* struct p4e_op */
+	struct p4u_pool tops;		/* struct p4e_tgt_op */
+	struct p4u_pool uhs;		/* struct p4e_uh */
+	struct p4u_pool bounces;	/* max_volatile_size blocks */
+	struct p4e_npeer **npeers;	/* by peer id */
+	uint32_t npeers_cap;
+	uint32_t *map;			/* logical: rank -> peer id */
+	uint32_t map_len;
+	struct p4u_list flush;		/* peers with queued sends */
+	struct p4u_list ack_pending;	/* peers owed a SEQ_ACK */
+	uint32_t entries;		/* MEs in use (limit max_entries) */
+	uint32_t fc_blocked;		/* peers held by FC_RESEND */
+};
+
+/* ---- cross-file helpers ------------------------------------------------ */
+
+/* p4e_dom.c */
+struct p4e_peer_addr *p4e_dom_peer(struct p4e_dom *dom, uint32_t id);
+
+/* p4e_ni.c */
+struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id);
+int p4e_npeer_connect(struct p4e_npeer *np);
+/* Name of the initiator as events report it (rank on a logical NI). */
+uint32_t p4e_ni_event_id(struct p4e_ni *ni, uint32_t peer_id);
+/* Peer id of a target named by the caller (rank on a logical NI). */
+int p4e_ni_target_peer(struct p4e_ni *ni, uint32_t target, uint32_t *peer_p);
+struct p4e_pt *p4e_pt_get(struct p4e_ni *ni, uint32_t index);
+/* p4e_pt.c: unlink and free everything of an allocated PT (NI destroy). */
+void p4e_pt_teardown(struct p4e_ni *ni, struct p4e_pt *pt);
+
+/* p4e_eq.c: deliver ev to eq if present; counts nothing. */
+void p4e_event_deliver(struct p4e_eq *eq, const struct p4e_event *ev);
+size_t p4e_eq_space(struct p4e_eq *eq);
+
+/* p4e_iov.c: regions are (start, iovcnt) with iovcnt 0 = contiguous. */
+void p4e_region_copy_in(void *start, uint32_t iovcnt, uint64_t offset,
+			const void *src, uint64_t len);
+void p4e_region_copy_out(const void *start, uint32_t iovcnt, uint64_t offset,
+			 void *dst, uint64_t len);
+/* Describe [offset, offset + len) as an iovec; returns the count, 0 if it
+ * does not fit in max. */
+size_t p4e_region_iov(void *start, uint32_t iovcnt, uint64_t offset,
+		      uint64_t len, struct iovec *iov, size_t max);
+/* Address of byte offset (NULL past the end). */
+void *p4e_region_addr(void *start, uint32_t iovcnt, uint64_t offset);
+uint64_t p4e_iov_total(const struct iovec *iov, size_t iovcnt);
+
+/* p4e_me.c */
+void p4e_me_emit(struct p4e_me *me, struct p4e_event *ev);
+void p4e_me_use_done(struct p4e_me *me);
+/* After a use of mlength (of rlength): advance a managed offset, unlink a
+ * use-once or full entry. */
+void p4e_me_used(struct p4e_me *me, uint64_t mlength, uint64_t rlength);	/* pending--, deferred events */
+void p4e_me_auto_unlink(struct p4e_me *me);	/* off the list, event later */
+void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh);
+bool p4e_me_perm_ok(struct p4e_ni *ni, struct p4e_me *me, uint8_t type,
+		    uint32_t uid, uint8_t *fail_p);
+/* The offset and length an operation gets in me (pitfalls 4). */
+void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
+		  uint64_t rlength, bool unexpected, uint64_t *offset_p,
+		  uint64_t *mlength_p);
+int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
+			struct p4e_me *me, void *user_ptr,
+			uint64_t user_flags, bool claimed);
+
+/* p4e_me.c: triggered appends (the ME exists, unlinked, until it fires) */
+int p4e_me_trig_create(struct p4e_ni *ni, uint32_t pt_index,
+		       const struct p4e_me_desc *desc, enum p4e_list list,
+		       void *user_ptr, uint64_t user_flags, uint64_t *me_p);
+int p4e_me_trig_link(struct p4e_ni *ni, uint64_t me);
+void p4e_me_trig_cancel(struct p4e_ni *ni, uint64_t me);
+
+/* p4e_ini.c */
+/* Validate xfer for a type without side effects. */
+int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *xfer);
+/* Initiate (the body of p4e_put & co.). */
+int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *xfer);
+int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
+		     const struct p4w_hdr *hdr, const void *msg);
+/* Complete everything of np with P4E_NI_UNDELIVERABLE (link failed). */
+void p4e_ini_fail_peer(struct p4e_npeer *np);
+/* Acceptance reached op (cumulative ack). */
+void p4e_ini_accepted(struct p4e_op *op);
+/* (Re)send queued ops of np while the transport takes them. */
+int p4e_ini_flush(struct p4e_npeer *np);
+void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status);
+void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status);
+
+/* p4e_tgt.c */
+int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
+		    const struct p4w_hdr *hdr, const void *msg);
+void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status);
+/* Send an ACK / REPLY header (+ data) to np. */
+int p4e_tgt_respond(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
+		    const struct p4w_resp *resp, const struct iovec *iov,
+		    size_t iovcnt);
+int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
+			const struct p4w_resp *resp, const struct iovec *iov,
+			size_t iovcnt, void *op_ctx);
+int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
+		       const struct p4w_cookie *src);
+void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail);
+void p4e_tgt_fail_peer(struct p4e_npeer *np);
+/* An unexpected header is dropped unused: end its rendezvous. */
+void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh);
+
+/* p4e_fc.c */
+void p4e_fc_accepted(struct p4e_npeer *np);	/* rx_expect++ , ack due */
+void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq);
+void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt);
+void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq);
+void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq);
+void p4e_fc_progress(struct p4e_ni *ni);	/* resumes, SEQ_ACKs */
+void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt);
+/* Fill hdr's ack fields for a message to np. */
+void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr);
+int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq);
+
+/* Swaps whose operand carries compare values or masks. */
+static inline bool p4e_op_needs_compare(unsigned op)
+{
+	return (op >= P4E_CSWAP && op <= P4E_CSWAP_GT) || op == P4E_MSWAP;
+}
+
+/* Upcall op contexts carry a tag in the low bits of the pointer. */
+#define P4E_CTX_OP	0x0
+#define P4E_CTX_TOP	0x1
+static inline void *p4e_ctx_make(void *obj, uintptr_t tag)
+{
+	return (void *)((uintptr_t)obj | tag);
+}
+static inline uintptr_t p4e_ctx_tag(void *ctx)
+{
+	return (uintptr_t)ctx & 0x7;
+}
+static inline void *p4e_ctx_obj(void *ctx)
+{
+	return (void *)((uintptr_t)ctx & ~(uintptr_t)0x7);
+}
+
+#endif /* P4E_PRIV_H */

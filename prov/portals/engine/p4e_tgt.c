@@ -1,0 +1,618 @@
+/*
+ * p4e_tgt.c - the target side: what happens to an incoming put, get,
+ * atomic, fetch-atomic or swap (../shared/reference/portals4-semantics.md,
+ * "Matching a put/get/atomic at the target"):
+ *
+ *   sequence check -> PT -> priority list -> overflow list -> no match
+ *        |               |                |               |
+ *        |          permission       permission      flow control
+ *        |               |                |          or drop
+ *     (stale:        deliver          deliver +
+ *      dropped)                       unexpected header
+ *
+ * A rejected operation changes nothing but the status registers (pitfall
+ * 2). Work that outlives the message (a rendezvous pull, a pushed get
+ * reply) lives in a struct p4e_tgt_op until the transport reports it done;
+ * the events come after the work (pitfall 5).
+ */
+#include <config.h>
+
+#include "p4e_priv.h"
+#include "p4e_atomic.h"
+
+/* Per message: the parsed request and where it came from. */
+struct p4e_tgt_msg {
+	struct p4e_ni *ni;
+	struct p4e_npeer *np;
+	const struct p4w_hdr *hdr;
+	struct p4w_req_parts parts;
+	struct p4e_pt *pt;
+};
+
+static const uint8_t p4e_tgt_event[] = {
+	[P4W_PUT] = P4E_EVENT_PUT,
+	[P4W_GET] = P4E_EVENT_GET,
+	[P4W_ATOMIC] = P4E_EVENT_ATOMIC,
+	[P4W_FETCH] = P4E_EVENT_FETCH_ATOMIC,
+	[P4W_SWAP] = P4E_EVENT_FETCH_ATOMIC,
+};
+
+static bool p4e_tgt_wants_reply(uint8_t type)
+{
+	return type == P4W_GET || type == P4W_FETCH || type == P4W_SWAP;
+}
+
+/* ---- responses -------------------------------------------------------- */
+
+int p4e_tgt_respond(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
+		    const struct p4w_resp *resp, const struct iovec *iov,
+		    size_t iovcnt)
+{
+	return p4e_tgt_respond_ctx(ni, np, type, resp, iov, iovcnt, NULL);
+}
+
+int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
+			const struct p4w_resp *resp, const struct iovec *iov,
+			size_t iovcnt, void *op_ctx)
+{
+	uint8_t buf[P4E_RESP_HDR_MAX];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = type,
+	};
+	int ret;
+
+	if (!np->conn)
+		return -FI_ENOTCONN;
+	hdr.length = (uint32_t)(sizeof(buf) + p4e_iov_total(iov, iovcnt));
+	p4e_fc_stamp(np, &hdr);
+	p4w_hdr_pack(buf, &hdr);
+	p4w_resp_pack(buf + sizeof(hdr), resp);
+	ret = p4t_send(ni->iface, np->conn, buf, sizeof(buf), iov, iovcnt,
+		       op_ctx);
+	if (ret < 0)
+		p4u_warn_sparse(P4U_LOG_ENGINE,
+				"response to peer %u not sent: %d", np->id,
+				ret);
+	return ret;
+}
+
+/* Tell the initiator an operation failed (or, for NO_ACK_REQ, nothing). */
+static void p4e_tgt_reject(struct p4e_tgt_msg *m, uint8_t fail)
+{
+	const struct p4w_req *req = &m->parts.req;
+	struct p4w_resp resp = {
+		.op_id = req->op_id,
+		.fail = fail,
+	};
+
+	/* the response goes before the acceptance is stamped on anything,
+	 * so the initiator sees the failure before the cumulative ack */
+	if (p4e_tgt_wants_reply(m->hdr->type))
+		p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, NULL, 0);
+	else if (req->ack_req != P4E_NO_ACK_REQ ||
+		 req->proto == P4W_PROTO_RDZV)
+		p4e_tgt_respond(m->ni, m->np, P4W_ACK, &resp, NULL, 0);
+	p4e_fc_accepted(m->np);
+}
+
+/* The ACK a successful put or atomic owes its initiator. */
+static void p4e_tgt_ack(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t ack_req,
+			bool rdzv, uint64_t op_id, uint64_t mlength,
+			uint64_t offset, uint8_t list, uint8_t fail)
+{
+	struct p4w_resp resp = {
+		.op_id = op_id,
+		.mlength = mlength,
+		.offset = offset,
+		.fail = fail,
+		.list = list,
+	};
+
+	/* ACCEPT rides on the cumulative sequence ack unless it failed;
+	 * a rendezvous always ends with an ACK (the initiator unexposes) */
+	if (!rdzv && (ack_req == P4E_NO_ACK_REQ ||
+		      (ack_req == P4E_ACK_ACCEPT && fail == P4E_NI_OK)))
+		return;
+	p4e_tgt_respond(ni, np, P4W_ACK, &resp, NULL, 0);
+}
+
+/* ---- flow control ------------------------------------------------------- */
+
+/* Resources ran out for this message. Returns 0 (handled). */
+static int p4e_tgt_flowctrl(struct p4e_tgt_msg *m)
+{
+	struct p4e_pt *pt = m->pt;
+	struct p4e_event ev;
+
+	m->ni->sr[P4E_SR_FLOWCTRL]++;
+	if (pt->options & P4E_PT_FC_RESEND) {
+		/* hold this initiator back; it resends from here later */
+		p4e_fc_nack(m->np, pt);
+		return 0;
+	}
+	if (pt->options & P4E_PT_FLOWCTRL) {
+		if (pt->enabled) {
+			pt->enabled = false;
+			memset(&ev, 0, sizeof(ev));
+			ev.type = P4E_EVENT_PT_DISABLED;
+			ev.ni_fail_type = P4E_NI_PT_DISABLED;
+			ev.pt_index = m->parts.req.pt_index;
+			ev.initiator = P4E_ID_ANY;
+			p4e_event_deliver(pt->eq, &ev);
+		}
+		p4e_tgt_reject(m, P4E_NI_PT_DISABLED);
+		return 0;
+	}
+	m->ni->sr[P4E_SR_DROP_COUNT]++;
+	p4e_tgt_reject(m, P4E_NI_DROPPED);
+	return 0;
+}
+
+/* ---- unexpected headers -------------------------------------------------- */
+
+static void p4e_tgt_uh_fill(struct p4e_tgt_msg *m, struct p4e_uh *uh,
+			    struct p4e_me *me, uint64_t offset,
+			    uint64_t mlength)
+{
+	const struct p4w_req *req = &m->parts.req;
+
+	uh->pt_index = req->pt_index;
+	uh->type = m->hdr->type;
+	uh->ack_req = req->ack_req;
+	uh->atomic_op = req->atomic_op;
+	uh->atomic_type = req->atomic_type;
+	uh->proto = req->proto;
+	uh->initiator = m->np->id;
+	uh->uid = req->uid;
+	uh->op_id = req->op_id;
+	uh->match_bits = req->match_bits;
+	uh->rlength = req->rlength;
+	uh->mlength = mlength;
+	uh->remote_offset = req->remote_offset;
+	uh->hdr_data = req->hdr_data;
+	if (m->parts.has_src)
+		uh->src = m->parts.src;
+	if (me) {
+		uh->oflow_me = me;
+		uh->oflow_offset = offset;
+		me->uh_refs++;
+	}
+	p4e_uindex_insert(&m->pt->uhs, &uh->uent, req->match_bits, m->np->id);
+}
+
+void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh)
+{
+	struct p4e_npeer *np = uh->initiator < ni->npeers_cap ?
+		ni->npeers[uh->initiator] : NULL;
+
+	/* a rendezvous initiator still exposes its buffer: release it */
+	if (uh->proto == P4W_PROTO_RDZV && !uh->oflow_me && np && np->conn)
+		p4e_tgt_ack(ni, np, uh->ack_req, true, uh->op_id, 0, 0,
+			    P4E_OVERFLOW_LIST, P4E_NI_OK);
+}
+
+/* ---- delivery ------------------------------------------------------------- */
+
+static void p4e_tgt_event_fill(const struct p4e_tgt_op *top,
+			       struct p4e_event *ev, uint8_t fail)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = top->event_type;
+	ev->ni_fail_type = fail;
+	ev->initiator = p4e_ni_event_id(top->ni, top->initiator);
+	ev->uid = top->uid;
+	ev->start = top->start;
+	ev->match_bits = top->match_bits;
+	ev->rlength = top->rlength;
+	ev->mlength = fail == P4E_NI_OK ? top->mlength : 0;
+	ev->remote_offset = top->remote_offset;
+	ev->hdr_data = top->hdr_data;
+	ev->atomic_op = top->atomic_op;
+	ev->atomic_type = top->atomic_type;
+}
+
+static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
+				struct p4e_me *me, uint64_t offset,
+				uint64_t mlength)
+{
+	const struct p4w_req *req = &m->parts.req;
+
+	top->ni = m->ni;
+	top->peer = m->np;
+	top->me = me;
+	top->type = m->hdr->type;
+	top->ack_req = req->ack_req;
+	top->list = me->list;
+	top->event_type = p4e_tgt_event[m->hdr->type];
+	top->atomic_op = req->atomic_op;
+	top->atomic_type = req->atomic_type;
+	top->pt_index = req->pt_index;
+	top->initiator = m->np->id;
+	top->uid = req->uid;
+	top->op_id = req->op_id;
+	top->match_bits = req->match_bits;
+	top->rlength = req->rlength;
+	top->mlength = mlength;
+	top->offset = offset;
+	top->remote_offset = req->remote_offset;
+	top->hdr_data = req->hdr_data;
+	top->start = p4e_region_addr(me->start, me->iovcnt, offset);
+}
+
+int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
+		       const struct p4w_cookie *src)
+{
+	struct iovec iov[P4E_IOV_MAX];
+	size_t cnt;
+	int ret;
+
+	if (!top->mlength) {
+		p4e_tgt_finish(ni, top, P4E_NI_OK);
+		return 0;
+	}
+	if (!top->peer || !top->peer->conn) {
+		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
+		return 0;
+	}
+	cnt = p4e_region_iov(top->me->start, top->me->iovcnt, top->offset,
+			     top->mlength, iov, P4E_IOV_MAX);
+	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
+		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
+	if (ret) {
+		p4u_warn_sparse(P4U_LOG_ENGINE, "pull from peer %u failed: %d",
+				top->initiator, ret);
+		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
+	}
+	return 0;
+}
+
+void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail)
+{
+	struct p4e_npeer *np = top->peer;
+	struct p4e_me *me = top->me;
+	struct p4e_event ev;
+	struct p4w_resp resp = {
+		.op_id = top->op_id,
+		.mlength = fail == P4E_NI_OK ? top->mlength : 0,
+		.offset = top->offset,
+		.fail = fail,
+		.list = top->list,
+	};
+
+	p4e_tgt_event_fill(top, &ev, fail);
+	if (top->type == P4W_PUT) {
+		/* rendezvous: the data is in place (or failed) */
+		if (top->uh) {
+			p4e_uh_free(ni, top->uh);
+			top->uh = NULL;
+		}
+		if (np && np->conn)
+			p4e_tgt_respond(ni, np, P4W_ACK, &resp, NULL, 0);
+	} else if (p4e_tgt_wants_reply(top->type) && fail != P4E_NI_OK &&
+		   np && np->conn) {
+		p4e_tgt_respond(ni, np, P4W_REPLY, &resp, NULL, 0);
+	}
+	p4e_me_emit(me, &ev);
+	p4u_pool_free(&ni->tops, top);
+	p4e_me_use_done(me);
+}
+
+void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status)
+{
+	struct p4w_resp resp;
+
+	if (status) {
+		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
+		return;
+	}
+	if (top->type == P4W_GET && top->peer && top->peer->conn) {
+		/* the pushed data is in place: now the reply header */
+		memset(&resp, 0, sizeof(resp));
+		resp.op_id = top->op_id;
+		resp.mlength = top->mlength;
+		resp.offset = top->offset;
+		resp.list = top->list;
+		resp.pushed = 1;
+		p4e_tgt_respond(ni, top->peer, P4W_REPLY, &resp, NULL, 0);
+	}
+	p4e_tgt_finish(ni, top, P4E_NI_OK);
+}
+
+/* Atomics need the target bytes in one piece. */
+static void *p4e_tgt_atomic_addr(struct p4e_me *me, uint64_t offset,
+				 uint64_t len)
+{
+	struct iovec iov[1];
+
+	if (!len)
+		return p4e_region_addr(me->start, me->iovcnt, offset);
+	if (p4e_region_iov(me->start, me->iovcnt, offset, len, iov, 1) != 1)
+		return NULL;
+	return iov[0].iov_base;
+}
+
+/* PUT, eager or rendezvous. */
+static int p4e_tgt_put(struct p4e_tgt_msg *m, struct p4e_me *me,
+		       struct p4e_uh *uh, uint64_t offset, uint64_t mlength)
+{
+	const struct p4w_req *req = &m->parts.req;
+	struct p4e_tgt_op *top;
+	struct p4e_tgt_op tmp;
+	struct p4e_event ev;
+
+	if (req->proto == P4W_PROTO_RDZV) {
+		if (uh && (me->options & P4E_ME_RDZV_HDR_ONLY)) {
+			/* unexpected and large: keep only the header */
+			p4e_fc_accepted(m->np);
+			p4e_tgt_uh_fill(m, uh, NULL, 0, 0);
+			return 0;
+		}
+		top = p4u_pool_alloc(&m->ni->tops);
+		if (!top) {
+			if (uh)
+				p4u_pool_free(&m->ni->uhs, uh);
+			return p4e_tgt_flowctrl(m);
+		}
+		p4e_fc_accepted(m->np);
+		p4e_tgt_op_from_msg(m, top, me, offset, mlength);
+		if (uh)
+			p4e_tgt_uh_fill(m, uh, me, offset, mlength);
+		me->pending++;
+		/* reserve: later messages must not land on this space */
+		p4e_me_used(me, mlength, req->rlength);
+		return p4e_tgt_start_pull(m->ni, top, &m->parts.src);
+	}
+
+	p4e_region_copy_in(me->start, me->iovcnt, offset, m->parts.payload,
+			   mlength);
+	p4e_tgt_op_from_msg(m, &tmp, me, offset, mlength);
+	if (uh)
+		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
+	p4e_tgt_ack(m->ni, m->np, req->ack_req, false, req->op_id, mlength,
+		    offset, me->list, P4E_NI_OK);
+	p4e_fc_accepted(m->np);
+	p4e_tgt_event_fill(&tmp, &ev, P4E_NI_OK);
+	p4e_me_emit(me, &ev);
+	p4e_me_used(me, mlength, req->rlength);
+	return 0;
+}
+
+/* GET: reply inline, or push large replies to the initiator's cookie. */
+static int p4e_tgt_get(struct p4e_tgt_msg *m, struct p4e_me *me,
+		       struct p4e_uh *uh, uint64_t offset, uint64_t mlength)
+{
+	const struct p4w_req *req = &m->parts.req;
+	struct iovec iov[P4E_IOV_MAX];
+	struct p4e_tgt_op *top;
+	struct p4w_resp resp = {
+		.op_id = req->op_id,
+		.mlength = mlength,
+		.offset = offset,
+		.list = me->list,
+	};
+	size_t cnt;
+	int ret;
+
+	top = p4u_pool_alloc(&m->ni->tops);
+	if (!top) {
+		if (uh)
+			p4u_pool_free(&m->ni->uhs, uh);
+		return p4e_tgt_flowctrl(m);
+	}
+	p4e_fc_accepted(m->np);
+	p4e_tgt_op_from_msg(m, top, me, offset, mlength);
+	if (uh)
+		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
+	me->pending++;
+	p4e_me_used(me, mlength, req->rlength);
+	cnt = p4e_region_iov(me->start, me->iovcnt, offset, mlength, iov,
+			     P4E_IOV_MAX);
+	if (m->parts.has_dst && mlength) {
+		ret = p4t_push(m->ni->iface, m->np->conn, iov, cnt, mlength,
+			       &m->parts.dst, 0,
+			       p4e_ctx_make(top, P4E_CTX_TOP));
+		if (ret)
+			p4e_tgt_finish(m->ni, top, P4E_NI_UNDELIVERABLE);
+		return 0;
+	}
+	p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, iov, cnt);
+	p4e_tgt_finish(m->ni, top, P4E_NI_OK);
+	return 0;
+}
+
+/* ATOMIC, FETCH, SWAP: applied in place, old values returned for the last
+ * two. The size is bounded by max_fetch_atomic_size, so a bounce block
+ * holds the reply. */
+static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
+			  struct p4e_uh *uh, uint64_t offset, uint64_t mlength)
+{
+	const struct p4w_req *req = &m->parts.req;
+	size_t esize = p4e_atomic_type_size(req->atomic_type);
+	bool fetch = m->hdr->type != P4W_ATOMIC;
+	struct p4e_tgt_op tmp;
+	struct p4e_event ev;
+	struct iovec iov;
+	uint8_t fail = P4E_NI_OK;
+	void *target, *old = NULL;
+	struct p4w_resp resp = {
+		.op_id = req->op_id,
+		.offset = offset,
+		.list = me->list,
+	};
+
+	mlength -= mlength % esize;
+	target = p4e_tgt_atomic_addr(me, offset, mlength);
+	if (fetch) {
+		old = p4u_pool_alloc(&m->ni->bounces);
+		if (!old) {
+			if (uh)
+				p4u_pool_free(&m->ni->uhs, uh);
+			return p4e_tgt_flowctrl(m);
+		}
+	}
+	if (!target) {
+		fail = P4E_NI_SEGV;	/* spans two iovec elements */
+		mlength = 0;
+	} else if (mlength &&
+		   p4e_atomic_apply(req->atomic_op, req->atomic_type, target,
+				    m->parts.payload, m->parts.compare, old,
+				    mlength)) {
+		/* validated on arrival: only a missing operand gets here */
+		fail = P4E_NI_OP_VIOLATION;
+		mlength = 0;
+	}
+	p4e_tgt_op_from_msg(m, &tmp, me, offset, mlength);
+	if (uh)
+		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
+	if (fetch) {
+		resp.mlength = mlength;
+		resp.fail = fail;
+		iov.iov_base = old;
+		iov.iov_len = mlength;
+		/* the transport copies or finishes with it before we return */
+		p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, &iov,
+				mlength ? 1 : 0);
+		p4u_pool_free(&m->ni->bounces, old);
+	} else {
+		p4e_tgt_ack(m->ni, m->np, req->ack_req, false, req->op_id,
+			    mlength, offset, me->list, fail);
+	}
+	p4e_fc_accepted(m->np);
+	p4e_tgt_event_fill(&tmp, &ev, fail);
+	p4e_me_emit(me, &ev);
+	p4e_me_used(me, mlength, req->rlength);
+	return 0;
+}
+
+static int p4e_tgt_deliver(struct p4e_tgt_msg *m, struct p4e_me *me,
+			   struct p4e_uh *uh)
+{
+	const struct p4w_req *req = &m->parts.req;
+	uint64_t offset, mlength;
+
+	p4e_me_place(me, req->remote_offset, req->rlength, false, &offset,
+		     &mlength);
+	switch (m->hdr->type) {
+	case P4W_PUT:
+		return p4e_tgt_put(m, me, uh, offset, mlength);
+	case P4W_GET:
+		return p4e_tgt_get(m, me, uh, offset, mlength);
+	default:
+		return p4e_tgt_atomic(m, me, uh, offset, mlength);
+	}
+}
+
+/* ---- matching --------------------------------------------------------- */
+
+struct p4e_tgt_accept {
+	uint64_t remote_offset;
+	uint64_t rlength;
+};
+
+static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
+{
+	struct p4e_me *me = container_of(e, struct p4e_me, ment);
+	struct p4e_tgt_accept *a = ctx;
+	uint64_t offset, mlength;
+
+	if (!(me->options & P4E_ME_NO_TRUNCATE))
+		return true;
+	p4e_me_place(me, a->remote_offset, a->rlength, false, &offset,
+		     &mlength);
+	return mlength >= a->rlength;
+}
+
+/* Validate what the wire unpacking cannot know: our own limits. */
+static int p4e_tgt_validate(struct p4e_tgt_msg *m)
+{
+	const struct p4w_req *req = &m->parts.req;
+	uint8_t type = m->hdr->type;
+
+	if (req->rlength > m->ni->limits.max_msg_size)
+		return -FI_EMSGSIZE;
+	if (type == P4W_ATOMIC || type == P4W_FETCH || type == P4W_SWAP) {
+		if (!p4e_atomic_valid(req->atomic_op, req->atomic_type,
+				      type != P4W_ATOMIC) ||
+		    req->rlength % p4e_atomic_type_size(req->atomic_type))
+			return -FI_EBADMSG;
+		if (req->rlength > m->ni->limits.max_atomic_size)
+			return -FI_EMSGSIZE;
+	}
+	return 0;
+}
+
+int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
+		    const struct p4w_hdr *hdr, const void *msg)
+{
+	struct p4e_tgt_msg m = { .ni = ni, .np = np, .hdr = hdr };
+	struct p4e_tgt_accept acc;
+	struct p4e_mentry *e;
+	struct p4e_me *me;
+	struct p4e_uh *uh = NULL;
+	uint8_t fail;
+	int ret;
+
+	ret = p4w_req_parse(hdr, msg, &m.parts);
+	if (!ret)
+		ret = p4e_tgt_validate(&m);
+	if (ret)
+		return ret;
+	/* stale (sent before our nack reached the peer) or duplicate */
+	if (np->rx_blocked || hdr->seq != np->rx_expect)
+		return 0;
+
+	m.pt = p4e_pt_get(ni, m.parts.req.pt_index);
+	if (!m.pt) {
+		ni->sr[P4E_SR_DROP_COUNT]++;
+		p4e_tgt_reject(&m, P4E_NI_DROPPED);
+		return 0;
+	}
+	if (!m.pt->enabled) {
+		if (m.pt->options & P4E_PT_FC_RESEND)
+			return p4e_tgt_flowctrl(&m);
+		p4e_tgt_reject(&m, P4E_NI_PT_DISABLED);
+		return 0;
+	}
+	/* Portals flow control also covers event space */
+	if ((m.pt->options & P4E_PT_FLOWCTRL) && p4e_eq_space(m.pt->eq) < 2)
+		return p4e_tgt_flowctrl(&m);
+
+	acc.remote_offset = m.parts.req.remote_offset;
+	acc.rlength = m.parts.req.rlength;
+	e = p4e_mlist_match(&m.pt->prio, m.parts.req.match_bits, np->id,
+			    p4e_tgt_me_accept, &acc);
+	if (!e) {
+		e = p4e_mlist_match(&m.pt->oflow, m.parts.req.match_bits,
+				    np->id, p4e_tgt_me_accept, &acc);
+		if (!e)
+			return p4e_tgt_flowctrl(&m);
+		me = container_of(e, struct p4e_me, ment);
+		if (!(me->options & P4E_ME_UNEXPECTED_HDR_DISABLE)) {
+			uh = p4u_pool_alloc(&ni->uhs);
+			if (!uh)
+				return p4e_tgt_flowctrl(&m);
+		}
+	} else {
+		me = container_of(e, struct p4e_me, ment);
+	}
+	if (!p4e_me_perm_ok(ni, me, hdr->type, m.parts.req.uid, &fail)) {
+		if (uh)
+			p4u_pool_free(&ni->uhs, uh);
+		p4e_tgt_reject(&m, fail);
+		return 0;
+	}
+	return p4e_tgt_deliver(&m, me, uh);
+}
+
+void p4e_tgt_fail_peer(struct p4e_npeer *np)
+{
+	/*
+	 * Pulls and pushes on the link have completed with errors before
+	 * the transport reported the failure, so no target op of this peer
+	 * is left. Its unexpected headers stay: eager data is here, and a
+	 * rendezvous one fails when a receive matches it (no link).
+	 */
+	p4u_list_remove(&np->block_link);
+	np->rx_blocked = false;
+}
