@@ -120,6 +120,7 @@ struct p4w_req {
 };
 
 #define P4W_RF_PUSH	0x0001	/* reply data is pushed to a cookie */
+#define P4W_RF_HDR_DATA	0x0002	/* hdr_data is meaningful */
 
 /* Response body (ACK, REPLY); REPLY data follows unless pushed. */
 struct p4w_resp {

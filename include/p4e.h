@@ -91,6 +91,7 @@ struct p4e_event {
 	uint8_t list;		/* enum p4e_list of the matching entry */
 	uint8_t atomic_op;
 	uint8_t atomic_type;
+	uint8_t flags;		/* [ext] P4E_EVENT_F_* */
 	uint32_t pt_index;
 	uint32_t initiator;	/* peer id, or rank on a logical NI */
 	uint32_t uid;
@@ -104,6 +105,9 @@ struct p4e_event {
 	uint64_t remote_offset;
 	uint64_t uh_handle;	/* [ext] SEARCH with P4E_SEARCH_CLAIM */
 };
+
+/* event.flags: the initiator sent hdr_data (libfabric FI_REMOTE_CQ_DATA) */
+#define P4E_EVENT_F_HDR_DATA	0x01
 
 /*
  * An event sink: what Portals calls an event queue. The engine calls
@@ -352,6 +356,12 @@ int p4e_me_append(struct p4e_ni *ni, uint32_t pt_index,
  */
 #define P4E_UNLINK_CANCEL 0x1
 int p4e_me_unlink(struct p4e_ni *ni, uint64_t me, unsigned flags);
+/*
+ * [ext] Unlink, as P4E_UNLINK_CANCEL, the oldest priority entry of the PT
+ * whose user_ptr is user_ptr (libfabric fi_cancel by context): 0,
+ * -FI_ENOENT if there is none, -FI_EBUSY if it is in use.
+ */
+int p4e_me_cancel(struct p4e_ni *ni, uint32_t pt_index, void *user_ptr);
 
 enum p4e_search_op {
 	P4E_SEARCH_ONLY,
@@ -457,7 +467,12 @@ struct p4e_xfer {
 	uint64_t user_flags;		/* [ext] passed back in events */
 	enum p4e_atomic_op atomic_op;
 	enum p4e_atomic_type atomic_type;
+	unsigned flags;			/* [ext] P4E_XFER_* */
 };
+
+/* [ext] xfer.flags: hdr_data is meaningful (target events get
+ * P4E_EVENT_F_HDR_DATA), as libfabric's *data calls need. */
+#define P4E_XFER_HDR_DATA	0x1
 
 /*
  * Initiate. -FI_EAGAIN when the NI's operation slots (max_ops) or the

@@ -107,7 +107,12 @@ struct p4t_ops {
 	int (*getname)(struct p4t_iface *iface, void *addr, size_t *addrlen);
 	int (*conn_get)(struct p4t_iface *iface, const void *addr,
 			size_t addrlen, struct p4t_conn **conn_p);
-	/* Send hdr (hdr_len bytes, copied) and then iov. */
+	/*
+	 * Send hdr (hdr_len bytes, copied) and then iov. With op_ctx NULL
+	 * the caller cannot learn when its memory is free again (it frees
+	 * or reuses it on return): the transport copies what it cannot
+	 * write at once and returns P4T_DONE, never P4T_QUEUED.
+	 */
 	int (*send)(struct p4t_iface *iface, struct p4t_conn *conn,
 		    const void *hdr, size_t hdr_len, const struct iovec *iov,
 		    size_t iovcnt, void *op_ctx);
@@ -232,5 +237,6 @@ static inline void p4t_iface_close(struct p4t_iface *iface)
 
 /* The transports built in. */
 extern const struct p4t_ops p4t_loop_ops;
+extern const struct p4t_ops p4t_tcp_ops;
 
 #endif /* P4T_H */

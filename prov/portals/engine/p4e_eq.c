@@ -77,22 +77,31 @@ int p4e_eq_ring_create(size_t size, struct p4e_eq **eq_p)
 	return 0;
 }
 
+/* The ring behind eq, or NULL if eq is some other sink. */
+static struct p4e_eq_ring *p4e_eq_ring_of(struct p4e_eq *eq)
+{
+	if (!eq || eq->ops != &p4e_eq_ring_ops)
+		return NULL;
+	return container_of(eq, struct p4e_eq_ring, eq);
+}
+
 void p4e_eq_ring_destroy(struct p4e_eq *eq)
 {
-	struct p4e_eq_ring *r;
+	struct p4e_eq_ring *r = p4e_eq_ring_of(eq);
 
-	if (!eq)
+	if (!r)
 		return;
-	r = container_of(eq, struct p4e_eq_ring, eq);
 	free(r->ring);
 	free(r);
 }
 
 int p4e_eq_ring_get(struct p4e_eq *eq, struct p4e_event *ev)
 {
-	struct p4e_eq_ring *r = container_of(eq, struct p4e_eq_ring, eq);
+	struct p4e_eq_ring *r = p4e_eq_ring_of(eq);
 	bool dropped;
 
+	if (!r || !ev)
+		return -FI_EINVAL;
 	if (!r->count)
 		return -FI_EAGAIN;
 	*ev = r->ring[r->head];

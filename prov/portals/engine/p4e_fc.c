@@ -16,6 +16,11 @@
  * gets resources back (an overflow entry appended, an unexpected header
  * consumed, the PT re-enabled), the target sends RESUME and P resends from
  * there, in order. Only P waits; other initiators are not stalled.
+ *
+ * Control messages may meet a full link (-FI_EAGAIN) too: a SEQ_ACK or
+ * RESUME that was not sent stays owed and is retried from progress, and
+ * a RESUME alone rewinds P as its NACK would have, so a NACK that did not
+ * fit costs only time. Resources freed while nobody waits resume nobody.
  */
 #include <config.h>
 
@@ -48,10 +53,17 @@ int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
 		len += sizeof(fc);
 	}
 	hdr.length = (uint32_t)len;
-	p4e_fc_stamp(np, &hdr);
+	/* stamped like p4e_fc_stamp, but the ack counts as told only once
+	 * the message is on its way: a full link leaves it owed */
+	hdr.flags |= P4W_F_ACK_SEQ;
+	hdr.ack_seq = np->rx_expect;
 	p4w_hdr_pack(buf, &hdr);
 	ret = p4t_send(np->ni->iface, np->conn, buf, len, NULL, 0, NULL);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	np->rx_told = hdr.ack_seq;
+	p4u_list_remove(&np->ack_link);
+	return 0;
 }
 
 /* ---- target side ------------------------------------------------------ */
@@ -81,7 +93,10 @@ void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt)
 void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt)
 {
 	(void)ni;
-	pt->resources_freed = true;
+	/* only what comes back while someone waits can end a wait: a stale
+	 * flag from before a nack would resume at once into a second nack */
+	if (!p4u_list_empty(&pt->blocked))
+		pt->resources_freed = true;
 }
 
 static void p4e_fc_resume_pt(struct p4e_ni *ni, struct p4e_pt *pt)
@@ -91,10 +106,16 @@ static void p4e_fc_resume_pt(struct p4e_ni *ni, struct p4e_pt *pt)
 	pt->resources_freed = false;
 	p4u_list_foreach_entry_safe(&pt->blocked, np, tmp, struct p4e_npeer,
 				    block_link) {
+		/* a RESUME that does not fit now is tried again at the
+		 * next progress; till then the peer stays held */
+		if (p4e_fc_send_ctrl(np, P4W_RESUME, np->rx_expect) ==
+		    -FI_EAGAIN) {
+			pt->resources_freed = true;
+			continue;
+		}
 		p4u_list_remove(&np->block_link);
 		ni->fc_blocked--;
 		np->rx_blocked = false;
-		p4e_fc_send_ctrl(np, P4W_RESUME, np->rx_expect);
 	}
 }
 
@@ -132,10 +153,18 @@ void p4e_fc_progress(struct p4e_ni *ni)
 void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq)
 {
 	struct p4e_op *op;
+	uint32_t sent_end = np->tx_seq;
 
-	/* ignore acks for what we never sent (hostile or confused peer) */
+	/*
+	 * Ignore acks for what we never sent (hostile or confused peer):
+	 * the queue holds what is not (re)sent yet, in seq order after
+	 * everything on tx_sent, and no target can have accepted it.
+	 */
+	op = p4u_list_first_entry(&np->tx_queue, struct p4e_op, link);
+	if (op)
+		sent_end = op->seq;
 	if (!p4e_seq_before(np->tx_acked, ack_seq) ||
-	    p4e_seq_before(np->tx_seq, ack_seq))
+	    p4e_seq_before(sent_end, ack_seq))
 		return;
 	np->tx_acked = ack_seq;
 	while ((op = p4u_list_first_entry(&np->tx_sent, struct p4e_op, link)) &&
@@ -143,23 +172,33 @@ void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq)
 		p4e_ini_accepted(op);
 }
 
-void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq)
+/* Everything before seq was accepted; seq and later go again, in order. */
+static void p4e_fc_rewind(struct p4e_npeer *np, uint32_t seq)
 {
 	struct p4u_list later;
 
-	/* everything before seq was accepted; seq and later come again */
 	p4e_fc_tx_acked(np, seq);
-	np->tx_held = true;
 	p4u_list_init(&later);
 	p4u_list_splice_tail(&later, &np->tx_queue);
 	p4u_list_splice_tail(&np->tx_queue, &np->tx_sent);
 	p4u_list_splice_tail(&np->tx_queue, &later);
+}
+
+void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq)
+{
+	p4e_fc_rewind(np, seq);
+	np->tx_held = true;
 	p4u_list_remove(&np->flush_link);
 }
 
 void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq)
 {
-	(void)seq;	/* we resend from our oldest unaccepted request */
+	/*
+	 * Resend from seq. After a NACK everything unaccepted is queued
+	 * already; if the NACK never came (it did not fit on the link),
+	 * what we sent since was dropped as stale and goes again too.
+	 */
+	p4e_fc_rewind(np, seq);
 	np->tx_held = false;
 	p4e_ini_flush(np);
 }

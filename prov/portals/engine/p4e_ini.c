@@ -5,9 +5,10 @@
  * An operation gets the next sequence number of its peer when posted and
  * is sent in that order. Until the target accepts it (a cumulative
  * sequence ack, or its response) the initiator keeps what a resend needs:
- * small and volatile payloads are copied into a bounce block (the SEND
- * event then comes at once), larger eager ones hold the caller's buffer
- * (SEND comes with acceptance), rendezvous ones are exposed to the target,
+ * small and volatile payloads are copied into a bounce block when one
+ * holds them (the SEND event then comes at once), larger eager ones hold
+ * the caller's buffer (SEND comes with acceptance), rendezvous ones are
+ * exposed to the target,
  * which pulls them (SEND and ACK come with its final ACK). An operation
  * lives on exactly one of its peer's lists: tx_queue (to (re)send),
  * tx_sent (sent, not accepted), tx_wait (accepted, response due).
@@ -23,10 +24,12 @@
 /* ---- events ----------------------------------------------------------- */
 
 static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
-			  uint8_t fail, uint64_t mlength, uint64_t offset)
+			  uint8_t fail, uint64_t mlength, uint64_t offset,
+			  uint8_t list)
 {
 	struct p4e_ni *ni = op->ni;
 	bool ok = fail == P4E_NI_OK;
+	bool bytes = md->options & P4E_MD_EVENT_CT_BYTES;
 	bool full = true;
 	unsigned ct_flag;
 	struct p4e_event ev;
@@ -42,18 +45,27 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 	default:
 		ct_flag = P4E_MD_EVENT_CT_ACK;
 		/* a counting ack is only counted */
-		full = op->ack_req != P4E_CT_ACK_REQ;
+		full = op->ack_req != P4E_CT_ACK_REQ &&
+		       op->ack_req != P4E_OC_ACK_REQ;
+		/* an operation-completed ack says only that the target is
+		 * done, whatever it did: it counts operations (Portals);
+		 * a message that never got there got no such ack */
+		if (op->ack_req == P4E_OC_ACK_REQ) {
+			ok = fail != P4E_NI_UNDELIVERABLE;
+			bytes = false;
+		}
 		break;
 	}
 	if (md->options & ct_flag)
 		p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, md->ct), ok,
-			     md->options & P4E_MD_EVENT_CT_BYTES, mlength);
+			     bytes, mlength);
 	if (!full || !md->eq ||
 	    (ok && (md->options & P4E_MD_EVENT_SUCCESS_DISABLE)))
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.type = type;
 	ev.ni_fail_type = fail;
+	ev.list = list;		/* where the target delivered it */
 	ev.pt_index = op->pt_index;
 	ev.initiator = op->target;
 	ev.user_ptr = op->user_ptr;
@@ -65,7 +77,10 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 	ev.remote_offset = offset;
 	ev.atomic_op = op->atomic_op;
 	ev.atomic_type = op->atomic_type;
-	ev.start = p4e_region_addr(md->start, md->iovcnt, op->local_offset);
+	/* a fetch's REPLY reports where the old values went */
+	ev.start = p4e_region_addr(md->start, md->iovcnt,
+				   type == P4E_EVENT_REPLY && op->get_md ?
+				   op->get_local_offset : op->local_offset);
 	p4e_event_deliver(md->eq, &ev);
 }
 
@@ -77,17 +92,19 @@ static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
 	/* a get sends nothing of the caller's */
 	if (op->type != P4W_GET)
 		p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
-			      fail == P4E_NI_OK ? op->length : 0, 0);
+			      fail == P4E_NI_OK ? op->length : 0, 0,
+			      P4E_PRIORITY_LIST);
 }
 
 static void p4e_ini_ack_event(struct p4e_op *op, uint8_t fail,
-			      uint64_t mlength, uint64_t offset)
+			      uint64_t mlength, uint64_t offset, uint8_t list)
 {
 	if (op->flags & P4E_OPF_ACK_DONE)
 		return;
 	op->flags |= P4E_OPF_ACK_DONE;
 	if (op->ack_req != P4E_NO_ACK_REQ)
-		p4e_ini_event(op, op->md, P4E_EVENT_ACK, fail, mlength, offset);
+		p4e_ini_event(op, op->md, P4E_EVENT_ACK, fail, mlength, offset,
+			      list);
 }
 
 /* ---- life cycle --------------------------------------------------------- */
@@ -115,10 +132,10 @@ static void p4e_ini_fail(struct p4e_op *op, uint8_t fail)
 {
 	p4e_ini_send_event(op, fail);
 	if (op->type == P4W_PUT || op->type == P4W_ATOMIC) {
-		p4e_ini_ack_event(op, fail, 0, 0);
+		p4e_ini_ack_event(op, fail, 0, 0, P4E_PRIORITY_LIST);
 	} else if (op->flags & P4E_OPF_WANT_RESP) {
 		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
-			      P4E_EVENT_REPLY, fail, 0, 0);
+			      P4E_EVENT_REPLY, fail, 0, 0, P4E_PRIORITY_LIST);
 	}
 	op->flags &= ~(P4E_OPF_WANT_ACCEPT | P4E_OPF_WANT_RESP);
 	op->flags |= P4E_OPF_FAILED;
@@ -156,7 +173,7 @@ void p4e_ini_accepted(struct p4e_op *op)
 		if (op->ack_req == P4E_ACK_ACCEPT &&
 		    (op->type == P4W_PUT || op->type == P4W_ATOMIC))
 			p4e_ini_ack_event(op, P4E_NI_OK, op->length,
-					  op->remote_offset);
+					  op->remote_offset, P4E_PRIORITY_LIST);
 	}
 	if (op->flags & P4E_OPF_WANT_RESP)
 		p4u_list_insert_tail(&np->tx_wait, &op->link);
@@ -314,18 +331,29 @@ int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 	if (!get_md || !p4e_ini_range_ok(get_md, x->get_local_offset,
 					 x->length))
 		return -FI_EINVAL;
-	if (type == P4W_SWAP && p4e_op_needs_compare(x->atomic_op) &&
-	    !x->operand && x->length)
-		return -FI_EINVAL;
+	if (type == P4W_SWAP && p4e_op_needs_compare(x->atomic_op)) {
+		if (!x->operand && x->length)
+			return -FI_EINVAL;
+		/* compare values travel in a bounce block with the data */
+		if (x->length > ni->bounces.obj_size / 2)
+			return -FI_EMSGSIZE;
+	}
 	return 0;
 }
 
-/* Copy the payload (and a swap's compare values) into a bounce block. */
+/*
+ * Copy the payload (and a swap's compare values) into a bounce block.
+ * What a block cannot hold is not copied: the op holds the caller's
+ * buffer instead (SEND at acceptance; Portals honours VOLATILE only up to
+ * max_volatile_size), except compare values, which live in no MD.
+ */
 static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
 {
 	bool compare = op->type == P4W_SWAP &&
 		       p4e_op_needs_compare(op->atomic_op);
 
+	if (op->length > op->ni->bounces.obj_size / (compare ? 2 : 1))
+		return compare ? -FI_EMSGSIZE : 0;
 	op->bounce = p4u_pool_alloc(&op->ni->bounces);
 	if (!op->bounce)
 		return -FI_EAGAIN;
@@ -496,6 +524,17 @@ int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 
 /* ---- responses ---------------------------------------------------------- */
 
+/*
+ * The failure a SEND reports when a response ends the operation. SEND
+ * says the buffer is free; what the target did is the ACK's or REPLY's
+ * to report. Only a message that never got there fails its SEND, as a
+ * copied payload's SEND (delivered at once) could not report more.
+ */
+static uint8_t p4e_ini_send_fail(uint8_t fail)
+{
+	return fail == P4E_NI_UNDELIVERABLE ? fail : P4E_NI_OK;
+}
+
 static int p4e_ini_reply(struct p4e_op *op, const struct p4w_resp_parts *rp)
 {
 	struct p4e_md *md = op->get_md ? op->get_md : op->md;
@@ -510,9 +549,9 @@ static int p4e_ini_reply(struct p4e_op *op, const struct p4w_resp_parts *rp)
 	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
 		return -FI_EBADMSG;
 	/* a fetch also sent something of ours */
-	p4e_ini_send_event(op, rp->resp.fail);
+	p4e_ini_send_event(op, p4e_ini_send_fail(rp->resp.fail));
 	p4e_ini_event(op, md, P4E_EVENT_REPLY, rp->resp.fail, mlength,
-		      rp->resp.offset);
+		      rp->resp.offset, rp->resp.list);
 	return 0;
 }
 
@@ -538,6 +577,9 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 		     op->type == P4W_SWAP;
 	if (want_reply != (hdr->type == P4W_REPLY))
 		return -FI_EBADMSG;
+	/* pitfall 14: a target never manipulates more than was sent */
+	if (rp.resp.mlength > op->length)
+		return -FI_EBADMSG;
 	if (!(op->flags & (P4E_OPF_WANT_RESP | P4E_OPF_WANT_ACCEPT)) ||
 	    (op->proto != P4W_PROTO_RDZV && !(op->flags & P4E_OPF_WANT_RESP) &&
 	     rp.resp.fail == P4E_NI_OK))
@@ -551,9 +593,9 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 			p4t_mem_unexpose(ni->iface, op->mem);
 			op->mem = NULL;
 		}
-		p4e_ini_send_event(op, rp.resp.fail);
+		p4e_ini_send_event(op, p4e_ini_send_fail(rp.resp.fail));
 		p4e_ini_ack_event(op, rp.resp.fail, rp.resp.mlength,
-				  rp.resp.offset);
+				  rp.resp.offset, rp.resp.list);
 	}
 	op->flags &= ~P4E_OPF_WANT_RESP;
 	/*

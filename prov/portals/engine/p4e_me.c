@@ -175,6 +175,14 @@ void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
 
 /* ---- placement ----------------------------------------------------------- */
 
+/* Where offset falls in me; its end if past it (pitfall 4: a remote offset
+ * may point anywhere, and no pointer may be formed beyond the entry). */
+static void *p4e_me_addr(const struct p4e_me *me, uint64_t offset)
+{
+	return p4e_region_addr(me->start, me->iovcnt,
+			       P4U_MIN(offset, me->length));
+}
+
 void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
 		  uint64_t rlength, bool unexpected, uint64_t *offset_p,
 		  uint64_t *mlength_p)
@@ -273,21 +281,24 @@ static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
 	ev->atomic_op = uh->atomic_op;
 	ev->atomic_type = uh->atomic_type;
 	if (uh->oflow_me)
-		ev->start = p4e_region_addr(uh->oflow_me->start,
-					    uh->oflow_me->iovcnt,
-					    uh->oflow_offset);
+		ev->start = p4e_me_addr(uh->oflow_me, uh->oflow_offset);
+}
+
+/* How far a managed entry moves for an unexpected header it consumed:
+ * LOCAL_INC_UH_RLENGTH says by the header's rlength (Portals 4). */
+static uint64_t p4e_me_uh_advance(const struct p4e_me *me,
+				  const struct p4e_uh *uh, uint64_t mlength)
+{
+	return (me->options & P4E_ME_LOCAL_INC_UH_RLENGTH) ? uh->rlength :
+							      mlength;
 }
 
 /* A rendezvous header: pull the data into me now (header-only overflow). */
 static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
-			       struct p4e_me *me)
+			       struct p4e_me *me, struct p4e_tgt_op *top)
 {
-	struct p4e_tgt_op *top;
 	uint64_t offset, mlength;
 
-	top = p4u_pool_alloc(&ni->tops);
-	if (!top)
-		return -FI_EAGAIN;
 	p4e_me_place(me, uh->remote_offset, uh->rlength, true, &offset,
 		     &mlength);
 	top->ni = ni;
@@ -308,9 +319,9 @@ static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
 	top->offset = offset;
 	top->remote_offset = uh->remote_offset;
 	top->hdr_data = uh->hdr_data;
-	top->start = p4e_region_addr(me->start, me->iovcnt, offset);
+	top->start = p4e_me_addr(me, offset);
 	me->pending++;
-	p4e_me_used(me, mlength, uh->rlength);
+	p4e_me_used(me, p4e_me_uh_advance(me, uh, mlength), uh->rlength);
 	return p4e_tgt_start_pull(ni, top, &uh->src);
 }
 
@@ -319,10 +330,17 @@ int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 			uint64_t user_flags, bool claimed)
 {
 	struct p4e_pt *pt = &ni->pts[uh->pt_index];
+	struct p4e_tgt_op *top = NULL;
 	struct p4e_event ev;
 	uint64_t offset, mlength;
 
 	(void)claimed;
+	/* take what can fail first: a refusal changes nothing */
+	if (uh->proto == P4W_PROTO_RDZV && !uh->oflow_me) {
+		top = p4u_pool_alloc(&ni->tops);
+		if (!top)
+			return -FI_EAGAIN;
+	}
 	if (!uh->claimed && p4u_list_node_linked(&uh->uent.order))
 		p4e_uindex_remove(&pt->uhs, &uh->uent);
 	uh->claimed = true;	/* off the index from here on */
@@ -331,17 +349,18 @@ int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 	if (user_flags)
 		me->user_flags = user_flags;
 
-	if (uh->proto == P4W_PROTO_RDZV && !uh->oflow_me)
-		return p4e_uh_deliver_rdzv(ni, uh, me);
+	if (top)
+		return p4e_uh_deliver_rdzv(ni, uh, me, top);
 
 	p4e_uh_event_fill(ni, uh, &ev);
-	if (me->options & P4E_ME_UH_COPY) {
+	/* only a put brought data to move: a get or an atomic acted on the
+	 * overflow entry, and the new entry's memory is not theirs */
+	if ((me->options & P4E_ME_UH_COPY) && uh->type == P4W_PUT) {
 		p4e_me_place(me, uh->remote_offset, uh->mlength, true, &offset,
 			     &mlength);
 		if (uh->oflow_me) {
-			void *tmp_src = p4e_region_addr(uh->oflow_me->start,
-							uh->oflow_me->iovcnt,
-							uh->oflow_offset);
+			void *tmp_src = p4e_me_addr(uh->oflow_me,
+						    uh->oflow_offset);
 			if (!uh->oflow_me->iovcnt) {
 				p4e_region_copy_in(me->start, me->iovcnt,
 						   offset, tmp_src, mlength);
@@ -363,11 +382,12 @@ int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 				}
 			}
 		}
-		ev.start = p4e_region_addr(me->start, me->iovcnt, offset);
+		ev.start = p4e_me_addr(me, offset);
 		ev.mlength = mlength;
 	} else {
 		mlength = uh->mlength;
 	}
+	mlength = p4e_me_uh_advance(me, uh, mlength);
 	p4e_me_emit(me, &ev);
 	p4e_uh_free(ni, uh);
 	p4e_me_used(me, mlength, ev.rlength);
@@ -392,9 +412,12 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 {
 	struct p4e_pt *pt = &ni->pts[me->pt_index];
 	struct p4e_uentry *u;
-	int ret;
+	int ret = 0;
 
 	if (me->list == P4E_PRIORITY_LIST) {
+		/* the append uses the entry: a use that unlinks it must not
+		 * free it under this loop */
+		me->pending++;
 		while (!me->unlink_pending &&
 		       (u = p4e_uindex_find(&pt->uhs, me->ment.match_bits,
 					    me->ment.ignore_bits,
@@ -403,11 +426,20 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 			ret = p4e_uh_deliver_into(
 				ni, container_of(u, struct p4e_uh, uent), me,
 				NULL, 0, false);
-			if (ret)
-				return ret;
+			if (ret) {
+				/* the caller gets no handle: end it quietly
+				 * once pulls it started are done */
+				me->options |= P4E_ME_EVENT_UNLINK_DISABLE;
+				me->unlink_pending = true;
+				break;
+			}
 		}
-		if (me->unlink_pending)
-			return 0;	/* used up before it was linked */
+		if (me->unlink_pending) {
+			/* used up before it was linked */
+			p4e_me_use_done(me);
+			return ret;
+		}
+		me->pending--;
 		p4e_mlist_append(&pt->prio, &me->ment);
 	} else {
 		p4e_mlist_append(&pt->oflow, &me->ment);
@@ -421,11 +453,25 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 
 /* ---- append / unlink ----------------------------------------------------- */
 
+/* An entry on a logical NI names its initiator by rank; matching compares
+ * the peer ids messages come from. */
+static int p4e_me_match_peer(struct p4e_ni *ni, uint32_t match_id,
+			     uint32_t *peer_p)
+{
+	if (match_id == P4E_ID_ANY || !(ni->options & P4E_NI_LOGICAL) ||
+	    !(ni->options & P4E_NI_MATCHING)) {
+		*peer_p = match_id;
+		return 0;
+	}
+	return p4e_ni_target_peer(ni, match_id, peer_p);
+}
+
 static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 			const struct p4e_me_desc *desc, enum p4e_list list)
 {
 	struct p4e_pt *pt = p4e_pt_get(ni, pt_index);
 	unsigned opt = desc ? desc->options : 0;
+	uint32_t peer;
 
 	if (!pt || !desc || (opt & ~P4E_ME_OPTIONS))
 		return -FI_EINVAL;
@@ -438,6 +484,8 @@ static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 	     (desc->length && !desc->start) || (opt & P4E_ME_VIRT_ADDR)))
 		return -FI_EINVAL;
 	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_lookup(ni->dom, desc->ct))
+		return -FI_EINVAL;
+	if (p4e_me_match_peer(ni, desc->match_id, &peer))
 		return -FI_EINVAL;
 	if ((pt->options & P4E_PT_ONLY_USE_ONCE) && !(opt & P4E_ME_USE_ONCE))
 		return -FI_EINVAL;
@@ -486,7 +534,9 @@ static int p4e_me_create(struct p4e_ni *ni, uint32_t pt_index,
 	if (ni->options & P4E_NI_MATCHING) {
 		me->ment.match_bits = desc->match_bits;
 		me->ment.ignore_bits = desc->ignore_bits;
-		me->ment.match_id = desc->match_id;
+		/* checked by p4e_me_check */
+		(void)p4e_me_match_peer(ni, desc->match_id,
+					&me->ment.match_id);
 	} else {
 		me->ment.match_bits = 0;
 		me->ment.ignore_bits = UINT64_MAX;
@@ -520,15 +570,9 @@ int p4e_me_append(struct p4e_ni *ni, uint32_t pt_index,
 	return 0;
 }
 
-int p4e_me_unlink(struct p4e_ni *ni, uint64_t handle, unsigned flags)
+/* Unlink a linked entry (the caller checked it is one) on request. */
+static int p4e_me_unlink_entry(struct p4e_me *me, unsigned flags)
 {
-	struct p4e_me *me;
-
-	if (!ni || (flags & ~P4E_UNLINK_CANCEL))
-		return -FI_EINVAL;
-	me = p4u_pool_lookup(&ni->mes, handle);
-	if (!me || me->triggered || me->unlink_pending)
-		return -FI_EINVAL;
 	if (me->pending)
 		return -FI_EBUSY;	/* an operation is using it */
 	p4e_me_delist(me);
@@ -545,6 +589,38 @@ int p4e_me_unlink(struct p4e_ni *ni, uint64_t handle, unsigned flags)
 	}
 	p4e_me_destroy(me);
 	return 0;
+}
+
+int p4e_me_unlink(struct p4e_ni *ni, uint64_t handle, unsigned flags)
+{
+	struct p4e_me *me;
+
+	if (!ni || (flags & ~P4E_UNLINK_CANCEL))
+		return -FI_EINVAL;
+	me = p4u_pool_lookup(&ni->mes, handle);
+	/* an entry off its list (unlinking, or an overflow entry kept for
+	 * its headers) is no longer the caller's to unlink */
+	if (!me || me->triggered || me->unlink_pending || me->freed_pending)
+		return -FI_EINVAL;
+	return p4e_me_unlink_entry(me, flags);
+}
+
+int p4e_me_cancel(struct p4e_ni *ni, uint32_t pt_index, void *user_ptr)
+{
+	struct p4e_pt *pt = ni ? p4e_pt_get(ni, pt_index) : NULL;
+	struct p4e_mentry *ent;
+
+	if (!pt)
+		return -FI_EINVAL;
+	/* list order: the oldest such entry (a rare call: a walk is fine) */
+	p4u_list_foreach_entry(&pt->prio.order, ent, struct p4e_mentry,
+			       order) {
+		struct p4e_me *me = container_of(ent, struct p4e_me, ment);
+
+		if (me->user_ptr == user_ptr)
+			return p4e_me_unlink_entry(me, P4E_UNLINK_CANCEL);
+	}
+	return -FI_ENOENT;
 }
 
 /* ---- triggered append ---------------------------------------------------- */
@@ -594,13 +670,16 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 	struct p4e_uh *uh;
 	struct p4e_event ev;
 	uint64_t id_match;
+	uint32_t peer;
 
 	if (!pt || !desc || op > P4E_SEARCH_CLAIM)
+		return -FI_EINVAL;
+	if (p4e_me_match_peer(ni, desc->match_id, &peer))
 		return -FI_EINVAL;
 	id_match = ni->options & P4E_NI_MATCHING;
 	u = p4e_uindex_find(&pt->uhs, id_match ? desc->match_bits : 0,
 			    id_match ? desc->ignore_bits : UINT64_MAX,
-			    id_match ? desc->match_id : P4E_ID_ANY, NULL, NULL);
+			    id_match ? peer : P4E_ID_ANY, NULL, NULL);
 	if (!u) {
 		memset(&ev, 0, sizeof(ev));
 		ev.type = P4E_EVENT_SEARCH;
@@ -647,8 +726,7 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 					    id_match ? desc->match_bits : 0,
 					    id_match ? desc->ignore_bits :
 						       UINT64_MAX,
-					    id_match ? desc->match_id :
-						       P4E_ID_ANY,
+					    id_match ? peer : P4E_ID_ANY,
 					    NULL, NULL);
 		} while (u);
 		return 0;
@@ -681,7 +759,10 @@ int p4e_uh_deliver(struct p4e_ni *ni, uint64_t handle,
 			    user_flags, &me);
 	if (ret)
 		return ret;
-	return p4e_uh_deliver_into(ni, uh, me, NULL, 0, true);
+	ret = p4e_uh_deliver_into(ni, uh, me, NULL, 0, true);
+	if (ret)
+		p4e_me_destroy(me);	/* refused before any change */
+	return ret;
 }
 
 int p4e_uh_discard(struct p4e_ni *ni, uint64_t handle)

@@ -1,6 +1,7 @@
 /*
  * p4e_pt.c - portal table entries: allocation with their options, enable
- * and disable, and teardown.
+ * and disable, free (refused while anything still names the PT), and
+ * teardown.
  */
 #include <config.h>
 
@@ -63,6 +64,50 @@ err_prio:
 	return ret;
 }
 
+/*
+ * Does anything still name the PT? Linked entries, but also entries off
+ * their list that will still report on it (a pull in flight, an overflow
+ * entry kept for its headers, a triggered append) and unexpected headers,
+ * claimed ones included. A walk of the pools: this is no data path.
+ */
+static bool p4e_pt_in_use(struct p4e_ni *ni, struct p4e_pt *pt, uint32_t index)
+{
+	uint32_t i, n;
+
+	if (pt->prio.count || pt->oflow.count || pt->uhs.count)
+		return true;
+	n = p4u_pool_capacity(&ni->mes);
+	for (i = 0; i < n; i++) {
+		struct p4e_me *me = p4u_pool_at(&ni->mes, i);
+
+		if (me && me->pt_index == index)
+			return true;
+	}
+	n = p4u_pool_capacity(&ni->uhs);
+	for (i = 0; i < n; i++) {
+		struct p4e_uh *uh = p4u_pool_at(&ni->uhs, i);
+
+		if (uh && uh->pt_index == index)
+			return true;
+	}
+	return false;
+}
+
+/* Initiators held back by this PT's flow control resend: what they resend
+ * to a freed PT is dropped, and what follows it gets through. */
+static void p4e_pt_release_blocked(struct p4e_ni *ni, struct p4e_pt *pt)
+{
+	struct p4e_npeer *np, *tmp;
+
+	p4u_list_foreach_entry_safe(&pt->blocked, np, tmp, struct p4e_npeer,
+				    block_link) {
+		p4u_list_remove(&np->block_link);
+		ni->fc_blocked--;
+		np->rx_blocked = false;
+		p4e_fc_send_ctrl(np, P4W_RESUME, np->rx_expect);
+	}
+}
+
 int p4e_pt_free(struct p4e_ni *ni, uint32_t index)
 {
 	struct p4e_pt *pt;
@@ -73,8 +118,9 @@ int p4e_pt_free(struct p4e_ni *ni, uint32_t index)
 	if (!pt)
 		return -FI_EINVAL;
 	/* Portals: a PT with entries attached is in use */
-	if (pt->prio.count || pt->oflow.count)
+	if (p4e_pt_in_use(ni, pt, index))
 		return -FI_EBUSY;
+	p4e_pt_release_blocked(ni, pt);
 	p4e_pt_teardown(ni, pt);
 	return 0;
 }

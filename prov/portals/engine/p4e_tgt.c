@@ -125,13 +125,14 @@ static int p4e_tgt_flowctrl(struct p4e_tgt_msg *m)
 	struct p4e_pt *pt = m->pt;
 	struct p4e_event ev;
 
-	m->ni->sr[P4E_SR_FLOWCTRL]++;
 	if (pt->options & P4E_PT_FC_RESEND) {
 		/* hold this initiator back; it resends from here later */
+		m->ni->sr[P4E_SR_FLOWCTRL]++;
 		p4e_fc_nack(m->np, pt);
 		return 0;
 	}
 	if (pt->options & P4E_PT_FLOWCTRL) {
+		m->ni->sr[P4E_SR_FLOWCTRL]++;
 		if (pt->enabled) {
 			pt->enabled = false;
 			memset(&ev, 0, sizeof(ev));
@@ -237,7 +238,9 @@ static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 	top->offset = offset;
 	top->remote_offset = req->remote_offset;
 	top->hdr_data = req->hdr_data;
-	top->start = p4e_region_addr(me->start, me->iovcnt, offset);
+	/* pitfall 4: an offset past the entry has no address (mlength 0) */
+	top->start = offset <= me->length ?
+		     p4e_region_addr(me->start, me->iovcnt, offset) : NULL;
 }
 
 int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
@@ -319,14 +322,12 @@ void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status)
 	p4e_tgt_finish(ni, top, P4E_NI_OK);
 }
 
-/* Atomics need the target bytes in one piece. */
+/* Atomics need the target bytes (len > 0) in one piece. */
 static void *p4e_tgt_atomic_addr(struct p4e_me *me, uint64_t offset,
 				 uint64_t len)
 {
 	struct iovec iov[1];
 
-	if (!len)
-		return p4e_region_addr(me->start, me->iovcnt, offset);
 	if (p4e_region_iov(me->start, me->iovcnt, offset, len, iov, 1) != 1)
 		return NULL;
 	return iov[0].iov_base;
@@ -421,9 +422,73 @@ static int p4e_tgt_get(struct p4e_tgt_msg *m, struct p4e_me *me,
 	return 0;
 }
 
+static void p4e_tgt_old_free(struct p4e_ni *ni, struct iovec *iov,
+			     size_t cnt)
+{
+	while (cnt--)
+		p4u_pool_free(&ni->bounces, iov[cnt].iov_base);
+}
+
+/*
+ * Bounce blocks for a fetch's old values, as many as mlength needs: the
+ * largest fetch (max_atomic_size) may exceed one block. -FI_EAGAIN when
+ * the pool is dry, -FI_EMSGSIZE when P4E_IOV_MAX blocks cannot hold it.
+ */
+static int p4e_tgt_old_alloc(struct p4e_ni *ni, uint64_t mlength,
+			     size_t esize, struct iovec *iov, size_t *cnt_p)
+{
+	size_t chunk = ni->bounces.obj_size - ni->bounces.obj_size % esize;
+	uint64_t left = mlength;
+	size_t cnt = 0;
+
+	do {
+		if (cnt == P4E_IOV_MAX) {
+			p4e_tgt_old_free(ni, iov, cnt);
+			return -FI_EMSGSIZE;
+		}
+		iov[cnt].iov_base = p4u_pool_alloc(&ni->bounces);
+		if (!iov[cnt].iov_base) {
+			p4e_tgt_old_free(ni, iov, cnt);
+			return -FI_EAGAIN;
+		}
+		iov[cnt].iov_len = P4U_MIN(left, chunk);
+		left -= iov[cnt].iov_len;
+		cnt++;
+	} while (left);
+	*cnt_p = cnt;
+	return 0;
+}
+
+/* Apply to target, the old values (if any) going to old[], in order. */
+static int p4e_tgt_atomic_apply(const struct p4e_tgt_msg *m, void *target,
+				uint64_t mlength, const struct iovec *old,
+				size_t old_cnt)
+{
+	const struct p4w_req *req = &m->parts.req;
+	const uint8_t *cmp = m->parts.compare;
+	uint64_t off = 0, n;
+	size_t i;
+	int ret;
+
+	if (!old_cnt)
+		return p4e_atomic_apply(req->atomic_op, req->atomic_type,
+					target, m->parts.payload, cmp, NULL,
+					mlength);
+	for (i = 0; i < old_cnt; i++, off += n) {
+		n = old[i].iov_len;
+		ret = p4e_atomic_apply(req->atomic_op, req->atomic_type,
+				       (uint8_t *)target + off,
+				       m->parts.payload + off,
+				       cmp ? cmp + off : NULL,
+				       old[i].iov_base, n);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* ATOMIC, FETCH, SWAP: applied in place, old values returned for the last
- * two. The size is bounded by max_fetch_atomic_size, so a bounce block
- * holds the reply. */
+ * two in as many bounce blocks as they need. */
 static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
 			  struct p4e_uh *uh, uint64_t offset, uint64_t mlength)
 {
@@ -432,9 +497,11 @@ static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
 	bool fetch = m->hdr->type != P4W_ATOMIC;
 	struct p4e_tgt_op tmp;
 	struct p4e_event ev;
-	struct iovec iov;
+	struct iovec old[P4E_IOV_MAX];
+	size_t old_cnt = 0;
 	uint8_t fail = P4E_NI_OK;
-	void *target, *old = NULL;
+	void *target;
+	int ret;
 	struct p4w_resp resp = {
 		.op_id = req->op_id,
 		.offset = offset,
@@ -442,22 +509,27 @@ static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
 	};
 
 	mlength -= mlength % esize;
-	target = p4e_tgt_atomic_addr(me, offset, mlength);
-	if (fetch) {
-		old = p4u_pool_alloc(&m->ni->bounces);
-		if (!old) {
+	/* nothing to touch (an offset past the end): no address needed */
+	target = mlength ? p4e_tgt_atomic_addr(me, offset, mlength) : NULL;
+	if (fetch && target) {
+		ret = p4e_tgt_old_alloc(m->ni, mlength, esize, old, &old_cnt);
+		if (ret == -FI_EAGAIN) {
 			if (uh)
 				p4u_pool_free(&m->ni->uhs, uh);
 			return p4e_tgt_flowctrl(m);
 		}
+		if (ret) {
+			/* larger than this NI can ever hold old values for */
+			m->ni->sr[P4E_SR_DROP_COUNT]++;
+			fail = P4E_NI_DROPPED;
+			mlength = 0;
+		}
 	}
-	if (!target) {
+	if (mlength && !target) {
 		fail = P4E_NI_SEGV;	/* spans two iovec elements */
 		mlength = 0;
 	} else if (mlength &&
-		   p4e_atomic_apply(req->atomic_op, req->atomic_type, target,
-				    m->parts.payload, m->parts.compare, old,
-				    mlength)) {
+		   p4e_tgt_atomic_apply(m, target, mlength, old, old_cnt)) {
 		/* validated on arrival: only a missing operand gets here */
 		fail = P4E_NI_OP_VIOLATION;
 		mlength = 0;
@@ -468,12 +540,10 @@ static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
 	if (fetch) {
 		resp.mlength = mlength;
 		resp.fail = fail;
-		iov.iov_base = old;
-		iov.iov_len = mlength;
 		/* the transport copies or finishes with it before we return */
-		p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, &iov,
-				mlength ? 1 : 0);
-		p4u_pool_free(&m->ni->bounces, old);
+		p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, old,
+				mlength ? old_cnt : 0);
+		p4e_tgt_old_free(m->ni, old, old_cnt);
 	} else {
 		p4e_tgt_ack(m->ni, m->np, req->ack_req, false, req->op_id,
 			    mlength, offset, me->list, fail);
@@ -523,6 +593,18 @@ static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
 	return mlength >= a->rlength;
 }
 
+/* Full events an operation on me may deliver at once: its own event
+ * and, if the use may unlink the entry, an AUTO_UNLINK. */
+static size_t p4e_tgt_events_needed(const struct p4e_me *me)
+{
+	size_t n = me->options & P4E_ME_EVENT_COMM_DISABLE ? 0 : 1;
+
+	if ((me->options & (P4E_ME_USE_ONCE | P4E_ME_MANAGE_LOCAL)) &&
+	    !(me->options & P4E_ME_EVENT_UNLINK_DISABLE))
+		n++;
+	return n;
+}
+
 /* Validate what the wire unpacking cannot know: our own limits. */
 static int p4e_tgt_validate(struct p4e_tgt_msg *m)
 {
@@ -536,7 +618,9 @@ static int p4e_tgt_validate(struct p4e_tgt_msg *m)
 				      type != P4W_ATOMIC) ||
 		    req->rlength % p4e_atomic_type_size(req->atomic_type))
 			return -FI_EBADMSG;
-		if (req->rlength > m->ni->limits.max_atomic_size)
+		if (req->rlength > (type == P4W_ATOMIC ?
+				    m->ni->limits.max_atomic_size :
+				    m->ni->limits.max_fetch_atomic_size))
 			return -FI_EMSGSIZE;
 	}
 	return 0;
@@ -574,10 +658,6 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 		p4e_tgt_reject(&m, P4E_NI_PT_DISABLED);
 		return 0;
 	}
-	/* Portals flow control also covers event space */
-	if ((m.pt->options & P4E_PT_FLOWCTRL) && p4e_eq_space(m.pt->eq) < 2)
-		return p4e_tgt_flowctrl(&m);
-
 	acc.remote_offset = m.parts.req.remote_offset;
 	acc.rlength = m.parts.req.rlength;
 	e = p4e_mlist_match(&m.pt->prio, m.parts.req.match_bits, np->id,
@@ -601,6 +681,17 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 			p4u_pool_free(&ni->uhs, uh);
 		p4e_tgt_reject(&m, fail);
 		return 0;
+	}
+	/*
+	 * Portals flow control also covers event space: room for what this
+	 * operation may report on the entry, and still for the PT_DISABLED
+	 * event the next refusal would need.
+	 */
+	if ((m.pt->options & P4E_PT_FLOWCTRL) &&
+	    p4e_eq_space(m.pt->eq) < p4e_tgt_events_needed(me) + 1) {
+		if (uh)
+			p4u_pool_free(&ni->uhs, uh);
+		return p4e_tgt_flowctrl(&m);
 	}
 	return p4e_tgt_deliver(&m, me, uh);
 }

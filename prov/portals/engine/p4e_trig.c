@@ -67,11 +67,14 @@ static void p4e_trig_free(struct p4e_dom *dom, struct p4e_trig_op *t)
 {
 	struct p4e_md *md;
 
-	/* the MD was held so it could not be released under us */
+	/* the MDs were held so they could not be released under us; only
+	 * fetching ops hold a get_md (a put's xfer may name one anyway) */
 	if (t->kind <= P4E_TRIG_SWAP) {
 		md = p4u_pool_lookup(&t->ni->mds, t->xfer.md);
 		if (md)
 			md->pending--;
+	}
+	if (t->kind == P4E_TRIG_FETCH || t->kind == P4E_TRIG_SWAP) {
 		md = p4u_pool_lookup(&t->ni->mds, t->xfer.get_md);
 		if (md)
 			md->pending--;
@@ -345,11 +348,13 @@ int p4e_trig_me_append(struct p4e_ni *ni, uint32_t pt_index,
 	t->kind = P4E_TRIG_ME_APPEND;
 	t->ni = ni;
 	t->me = me;
-	*me_p = me;
 	ret = p4e_trig_post(ni->dom, t, trig);
-	if (ret)
+	if (ret) {
 		p4e_me_trig_cancel(ni, me);
-	return ret;
+		return ret;
+	}
+	*me_p = me;
+	return 0;
 }
 
 int p4e_trig_me_unlink(struct p4e_ni *ni, uint64_t me,

@@ -260,7 +260,7 @@ int p4w_req_unpack(const void *buf, size_t len, struct p4w_req *req)
 		return -FI_EBADMSG;
 	if (r.proto != P4W_PROTO_EAGER && r.proto != P4W_PROTO_RDZV)
 		return -FI_EBADMSG;
-	if (r.rflags & ~P4W_RF_PUSH)
+	if (r.rflags & ~(P4W_RF_PUSH | P4W_RF_HDR_DATA))
 		return -FI_EBADMSG;
 	if (r.reserved)
 		return -FI_EBADMSG;

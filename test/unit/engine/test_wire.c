@@ -969,12 +969,14 @@ Test(wire, req_rflags)
 	struct p4w_req req = req_default(P4W_GET, 0);
 	unsigned bit;
 
-	for (bit = 1; bit < 16; bit++) {
+	for (bit = 2; bit < 16; bit++) {
 		req.rflags = (uint16_t)(1u << bit);
 		cr_assert_eq(req_bytes_unpack(&req, 0, 0x42), -FI_EBADMSG,
 			     "rflags bit %u", bit);
 	}
 	req.rflags = P4W_RF_PUSH;
+	cr_assert_eq(req_bytes_unpack(&req, 0, 0x42), 0);
+	req.rflags = P4W_RF_PUSH | P4W_RF_HDR_DATA;
 	cr_assert_eq(req_bytes_unpack(&req, 0, 0x42), 0);
 }
 

@@ -1,0 +1,1009 @@
+/*
+ * p4t_tcp.c - the TCP transport's iface (behaviour: p4t_tcp.h): address
+ * handling, deferred events, the self queue, sockets (options, epoll
+ * registration, close), accept and handshake deadlines, progress (which
+ * sockets to look at, and when), the listening socket, open and close,
+ * the ops table and the test hooks.
+ *
+ * Not here: the handshake and the send path of links (p4t_tcp_conn.c),
+ * the receive path and emulated RDMA (p4t_tcp_rma.c).
+ */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <rdma/fi_errno.h>
+
+#include "p4t_tcp_priv.h"
+#include "p4u_time.h"
+
+/* ---- addresses -------------------------------------------------------------- */
+
+/* Only family, port, address (and IPv6 scope) count: one byte encoding. */
+int p4t_tcp_addr_parse(const void *addr, size_t addrlen,
+		       struct sockaddr_storage *ss, socklen_t *len_p)
+{
+	struct sockaddr_in sin, *out4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 sin6, *out6 = (struct sockaddr_in6 *)ss;
+
+	if (!addr)
+		return -FI_EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (addrlen == sizeof(sin)) {
+		memcpy(&sin, addr, sizeof(sin));	/* may be unaligned */
+		if (sin.sin_family != AF_INET)
+			return -FI_EINVAL;
+		out4->sin_family = AF_INET;
+		out4->sin_port = sin.sin_port;
+		out4->sin_addr = sin.sin_addr;
+		*len_p = sizeof(sin);
+		return 0;
+	}
+	if (addrlen == sizeof(sin6)) {
+		memcpy(&sin6, addr, sizeof(sin6));
+		if (sin6.sin6_family != AF_INET6)
+			return -FI_EINVAL;
+		out6->sin6_family = AF_INET6;
+		out6->sin6_port = sin6.sin6_port;
+		out6->sin6_addr = sin6.sin6_addr;
+		out6->sin6_scope_id = sin6.sin6_scope_id;
+		*len_p = sizeof(sin6);
+		return 0;
+	}
+	return -FI_EINVAL;
+}
+
+bool p4t_tcp_addr_eq(const struct sockaddr_storage *a, socklen_t alen,
+		     const struct sockaddr_storage *b, socklen_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+/* Both ends compare the same normalised bytes, so both agree. */
+int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
+			    const struct sockaddr_storage *b, socklen_t blen)
+{
+	int c = memcmp(a, b, P4U_MIN(alen, blen));
+
+	return c ? c : (int)alen - (int)blen;
+}
+
+uint64_t p4t_tcp_addr_hash(const struct sockaddr_storage *ss, socklen_t len)
+{
+	const uint8_t *p = (const uint8_t *)ss;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	socklen_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return p4u_hash_u64(h);
+}
+
+const char *p4t_tcp_addr_str(const struct sockaddr_storage *ss, char *buf,
+			     size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
+	}
+	return buf;
+}
+
+/* ---- wake-ups and events ----------------------------------------------------- */
+
+/* efd readable iff events, self messages or staged messages wait. */
+void p4t_tcp_signal(struct p4t_tcp_iface *iface)
+{
+	bool work = !p4u_list_empty(&iface->evq) ||
+		    !p4u_list_empty(&iface->selfq) ||
+		    !p4u_list_empty(&iface->backlog);
+	uint64_t val = 1;
+
+	if (work == iface->signaled)
+		return;
+	if (work ? write(iface->efd, &val, sizeof(val)) != sizeof(val) :
+		   read(iface->efd, &val, sizeof(val)) != sizeof(val))
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: eventfd %s failed",
+				work ? "write" : "read");
+	iface->signaled = work;
+}
+
+void p4t_tcp_ev_post(struct p4t_tcp_iface *iface, struct p4t_tcp_ev *ev)
+{
+	p4u_list_insert_tail(&iface->evq, &ev->node);
+	p4t_tcp_signal(iface);
+}
+
+/* On a failed link, ahead of its conn_failed. */
+void p4t_tcp_ev_post_conn(struct p4t_tcp_conn *conn, struct p4t_tcp_ev *ev)
+{
+	if (p4u_list_node_linked(&conn->fail_ev.node)) {
+		p4u_list_insert_before(&conn->fail_ev.node, &ev->node);
+		p4t_tcp_signal(conn->iface);
+	} else {
+		p4t_tcp_ev_post(conn->iface, ev);
+	}
+}
+
+/* Report one event; the conn of a conn_failed is dead afterwards. */
+static void p4t_tcp_ev_run(struct p4t_tcp_iface *iface, struct p4t_tcp_ev *ev)
+{
+	const struct p4t_upcalls *up = iface->upcalls;
+	struct p4t_tcp_conn *conn;
+	struct p4t_tcp_rma *rma;
+	struct p4t_tcp_tx *tx;
+	void *op_ctx;
+	int status = ev->status;
+
+	switch (ev->kind) {
+	case P4T_TCP_EV_SEND_DONE:
+		tx = container_of(ev, struct p4t_tcp_tx, ev);
+		op_ctx = tx->op_ctx;
+		p4t_tcp_tx_free(iface, tx);
+		up->send_done(iface->upcall_ctx, op_ctx, status);
+		break;
+	case P4T_TCP_EV_RMA_DONE:
+		rma = container_of(ev, struct p4t_tcp_rma, ev);
+		op_ctx = rma->op_ctx;
+		p4t_tcp_rma_free(iface, rma);
+		up->rma_done(iface->upcall_ctx, op_ctx, status);
+		break;
+	default:
+		conn = container_of(ev, struct p4t_tcp_conn, fail_ev);
+		if (conn->known) {
+			conn->busy = true;
+			up->conn_failed(iface->upcall_ctx, &conn->base, status);
+			conn->busy = false;
+		}
+		conn->state = P4T_TCP_CONN_CLOSED;
+		p4u_list_remove(&conn->node);
+		p4u_list_insert_tail(&iface->dead, &conn->node);
+		break;
+	}
+}
+
+int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget)
+{
+	struct p4u_list *node;
+	int done = 0;
+
+	while (done < budget && (node = p4u_list_pop_head(&iface->evq))) {
+		p4t_tcp_ev_run(iface, container_of(node, struct p4t_tcp_ev,
+						   node));
+		done++;
+	}
+	return done;
+}
+
+/* ---- the self queue ---------------------------------------------------------- */
+
+int p4t_tcp_self_send(struct p4t_tcp_iface *iface, const void *hdr,
+		      size_t hdr_len, const struct iovec *iov, size_t iovcnt,
+		      size_t len)
+{
+	bool req = p4w_type_is_seq(((const uint8_t *)hdr)[1]);
+	struct p4t_tcp_selfmsg *msg;
+
+	if (req && iface->selfq_bytes &&
+	    (iface->selfq_bytes >= iface->queue_limit ||
+	     len > iface->queue_limit - iface->selfq_bytes)) {
+		iface->stats.eagain++;
+		return -FI_EAGAIN;
+	}
+	msg = malloc(sizeof(*msg) + len);
+	if (!msg)
+		return -FI_ENOMEM;
+	msg->len = len;
+	memcpy(msg->data, hdr, hdr_len);
+	p4t_tcp_iov_copy_out(msg->data + hdr_len, iov, iovcnt, 0,
+			     len - hdr_len);
+	iface->selfq_bytes += len;
+	iface->stats.msgs_sent++;
+	iface->stats.bytes_sent += len;
+	iface->stats.self_msgs++;
+	p4u_list_insert_tail(&iface->selfq, &msg->node);
+	p4t_tcp_signal(iface);
+	return P4T_DONE;
+}
+
+/* The engine refused its own message: the self link fails. */
+static void p4t_tcp_self_fail(struct p4t_tcp_iface *iface,
+			      struct p4t_tcp_conn *self, int status)
+{
+	struct p4u_list *node;
+
+	while ((node = p4u_list_pop_head(&iface->selfq)))
+		free(container_of(node, struct p4t_tcp_selfmsg, node));
+	iface->selfq_bytes = 0;
+	iface->self = NULL;
+	p4t_tcp_mem_forget_conn(self);
+	iface->stats.malformed++;
+	iface->stats.link_failures++;
+	p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: self message refused: %s",
+			fi_strerror(-status));
+	self->state = P4T_TCP_CONN_FAILED;
+	self->fail_ev.status = status;
+	p4t_tcp_ev_post(iface, &self->fail_ev);
+}
+
+static int p4t_tcp_self_run(struct p4t_tcp_iface *iface, int budget)
+{
+	struct p4t_tcp_conn *self = iface->self;
+	struct p4t_tcp_selfmsg *msg;
+	struct p4u_list *node;
+	int done = 0, ret;
+
+	while (self && done < budget && (node = p4u_list_pop_head(&iface->selfq))) {
+		msg = container_of(node, struct p4t_tcp_selfmsg, node);
+		iface->selfq_bytes -= msg->len;
+		self->busy = true;
+		ret = iface->upcalls->recv(iface->upcall_ctx, &self->base,
+					   msg->data, msg->len);
+		self->busy = false;
+		iface->stats.msgs_recv++;
+		iface->stats.bytes_recv += msg->len;
+		free(msg);
+		done++;
+		if (ret < 0 && self->state == P4T_TCP_CONN_ESTABLISHED)
+			p4t_tcp_self_fail(iface, self, ret);
+		self = iface->self;
+	}
+	return done;
+}
+
+static struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_conn *conn;
+
+	if (iface->self)
+		return iface->self;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return NULL;
+	conn->iface = iface;
+	conn->addr = iface->addr;
+	conn->addrlen = iface->addrlen;
+	conn->self = true;
+	conn->known = true;
+	conn->state = P4T_TCP_CONN_ESTABLISHED;
+	p4u_list_init(&conn->txq);
+	p4u_list_init(&conn->pulls);
+	p4u_list_node_init(&conn->active);
+	p4u_list_node_init(&conn->backlog);
+	p4u_list_node_init(&conn->fail_ev.node);
+	conn->fail_ev.kind = P4T_TCP_EV_CONN_FAILED;
+	p4u_list_insert_tail(&iface->conns, &conn->node);
+	iface->self = conn;
+	return conn;
+}
+
+/* ---- sockets ------------------------------------------------------------------ */
+
+/*
+ * Options of every link socket: no Nagle, and a silent peer detected
+ * within about peer_timeout_ms: TCP_USER_TIMEOUT bounds unacknowledged
+ * data (and, with keepalive on, the probes), keepalive covers idle links.
+ */
+int p4t_tcp_sock_setup(struct p4t_tcp_iface *iface, int fd)
+{
+	unsigned int tmo = (unsigned int)P4U_MIN(iface->peer_timeout_ms,
+						 (uint64_t)INT32_MAX);
+	int one = 1, cnt = 3, idle, intvl, ret = 0;
+
+	idle = (int)P4U_MAX(1u, tmo / 2000);
+	intvl = (int)P4U_MAX(1u, tmo / 6000);
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &tmo, sizeof(tmo)))
+		ret = -errno;
+	if (iface->sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF,
+					&iface->sndbuf, sizeof(int)))
+		ret = -errno;
+	if (iface->rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF,
+					&iface->rcvbuf, sizeof(int)))
+		ret = -errno;
+	if (ret)
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: socket options: %s",
+				fi_strerror(-ret));
+	return ret;
+}
+
+int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = sock };
+	int op = sock->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+
+	if (sock->events == events || sock->fd < 0)
+		return 0;
+	if (epoll_ctl(sock->iface->epfd, op, sock->fd, &ev)) {
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: epoll_ctl: %s",
+				fi_strerror(errno));
+		return -errno;
+	}
+	sock->events = events;
+	return 0;
+}
+
+/* Closed now, freed by reap (this round's epoll results may name it). */
+void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
+{
+	if (sock->state == P4T_TCP_SOCK_DEAD)
+		return;
+	if (sock->fd >= 0)
+		close(sock->fd);
+	sock->fd = -1;
+	sock->state = P4T_TCP_SOCK_DEAD;
+	if (sock->conn && sock->conn->sock == sock)
+		sock->conn->sock = NULL;
+	sock->conn = NULL;
+	p4u_list_remove(&sock->node);
+	p4u_list_insert_tail(&sock->iface->dead_socks, &sock->node);
+	p4t_tcp_timer_update(sock->iface);
+}
+
+void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms)
+{
+	sock->deadline_ms = p4u_time_ms() + timeout_ms;
+	p4u_list_insert_tail(&sock->iface->pending, &sock->node);
+	p4t_tcp_timer_update(sock->iface);
+}
+
+/* A tick while anything waits for a deadline, so blocked waiters wake. */
+void p4t_tcp_timer_update(struct p4t_tcp_iface *iface)
+{
+	bool want = !p4u_list_empty(&iface->pending) || iface->nconnecting;
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (want == iface->timer_armed || iface->closing)
+		return;
+	if (want) {
+		its.it_interval.tv_nsec = P4T_TCP_TICK_MS * 1000000L;
+		its.it_value = its.it_interval;
+	}
+	if (timerfd_settime(iface->tfd, 0, &its, NULL))
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd: %s",
+				fi_strerror(errno));
+	iface->timer_armed = want;
+}
+
+void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
+			uint8_t *buf)
+{
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = type,
+		.length = P4T_TCP_HELLO_LEN,
+	};
+	struct p4w_hello hello = {
+		.magic = P4W_MAGIC,
+		.version = P4W_VERSION,
+		.addrlen = (uint16_t)iface->addrlen,
+		.session = iface->session,
+		.auth_key = iface->auth_key,
+	};
+
+	memcpy(hello.addr, &iface->addr, iface->addrlen);
+	p4w_hdr_pack(buf, &hdr);
+	p4w_hello_pack(buf + P4T_TCP_HDR_LEN, &hello);
+}
+
+/* A stray socket goes without disturbing anyone. */
+void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret,
+				const char *why)
+{
+	struct p4t_tcp_iface *iface = sock->iface;
+
+	iface->stats.hs_failed++;
+	if (ret == -FI_EBADMSG || ret == -FI_EPROTO || ret == -FI_EMSGSIZE)
+		iface->stats.malformed++;
+	p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: connection closed: %s (%s)",
+			why, fi_strerror(-ret));
+	p4t_tcp_sock_close(sock);
+}
+
+/* BYE on a socket we do not keep, then close it. */
+void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock)
+{
+	uint8_t bye[P4T_TCP_HDR_LEN];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = P4W_T_BYE,
+		.length = P4T_TCP_HDR_LEN,
+	};
+
+	p4w_hdr_pack(bye, &hdr);
+	(void)send(sock->fd, bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
+	p4t_tcp_sock_close(sock);
+}
+
+static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_sock *sock;
+	int i, fd;
+
+	for (i = 0; i < P4T_TCP_ACCEPTS; i++) {
+		fd = accept4(iface->listen_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR && errno != ECONNABORTED)
+				p4u_warn_sparse(P4U_LOG_TRANSPORT,
+						"tcp: accept: %s",
+						fi_strerror(errno));
+			return;
+		}
+		sock = calloc(1, sizeof(*sock));
+		if (!sock) {
+			close(fd);
+			return;
+		}
+		sock->iface = iface;
+		sock->fd = fd;
+		sock->state = P4T_TCP_SOCK_HELLO_WAIT;
+		p4u_list_node_init(&sock->node);
+		(void)p4t_tcp_sock_setup(iface, fd);
+		iface->stats.accepts++;
+		p4t_tcp_pending_add(sock, P4U_MIN((uint64_t)P4T_TCP_HELLO_TIMEOUT_MS,
+						  iface->peer_timeout_ms));
+		if (p4t_tcp_sock_watch(sock, EPOLLIN))
+			p4t_tcp_sock_close(sock);
+	}
+}
+
+/* Sockets and links that waited too long for their handshake. */
+static void p4t_tcp_deadlines(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_sock *sock, *stmp;
+	struct p4t_tcp_conn *conn, *ctmp;
+	uint64_t now = p4u_time_ms();
+
+	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
+				    struct p4t_tcp_sock, node) {
+		if (now < sock->deadline_ms)
+			continue;
+		if (sock->conn)
+			p4t_tcp_conn_fail(sock->conn, -FI_ETIMEDOUT);
+		else
+			p4t_tcp_sock_reject(sock, -FI_ETIMEDOUT,
+					    "no hello in time");
+		return;	/* the walk may have lost its next: next tick */
+	}
+	if (!iface->nconnecting)
+		return;
+	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
+				    struct p4t_tcp_conn, node) {
+		if (conn->state == P4T_TCP_CONN_CONNECTING && !conn->sock &&
+		    now >= conn->deadline_ms) {
+			p4t_tcp_conn_fail(conn, -FI_ETIMEDOUT);
+			return;
+		}
+	}
+}
+
+/* ---- progress -------------------------------------------------------------------- */
+
+/* tag: what epoll names, a socket or one of the iface's own fds. */
+static int p4t_tcp_sock_event(struct p4t_tcp_iface *iface, void *tag,
+			      uint32_t events, int budget)
+{
+	struct p4t_tcp_sock *sock;
+	uint64_t val;
+
+	if (tag == &iface->listen_fd) {
+		p4t_tcp_accept(iface);
+		return 0;
+	}
+	if (tag == &iface->tfd) {
+		if (read(iface->tfd, &val, sizeof(val)) < 0 && errno != EAGAIN)
+			p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd read");
+		p4t_tcp_deadlines(iface);
+		return 0;
+	}
+	if (tag == &iface->efd)
+		return 0;	/* the lists are looked at directly */
+	sock = tag;
+	if (sock->state == P4T_TCP_SOCK_DEAD)
+		return 0;
+	if (sock->state != P4T_TCP_SOCK_ESTABLISHED) {
+		p4t_tcp_hs_event(sock, events);
+		return 0;
+	}
+	if ((events & EPOLLOUT) && p4t_tcp_conn_flush(sock->conn))
+		return 0;
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		return p4t_tcp_conn_rx(sock->conn, budget);
+	return 0;
+}
+
+static int p4t_tcp_epoll_run(struct p4t_tcp_iface *iface, int budget)
+{
+	struct epoll_event evs[P4T_TCP_EPOLL_EVENTS];
+	int i, n, done = 0;
+
+	n = epoll_wait(iface->epfd, evs, P4T_TCP_EPOLL_EVENTS, 0);
+	for (i = 0; i < n; i++)
+		done += p4t_tcp_sock_event(iface, evs[i].data.ptr,
+					   evs[i].events,
+					   budget > done ? budget - done : 0);
+	return done;
+}
+
+/*
+ * Few links: poll each directly (a recv that finds nothing costs less
+ * than epoll_wait plus a recv that finds something), epoll now and then
+ * for the listener and handshakes. Many links: only what epoll reports.
+ * Snapshot first: upcalls may close links (freed only by reap).
+ */
+static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
+{
+	struct p4t_tcp_conn *snap[P4T_TCP_DIRECT_LINKS], *conn;
+	size_t i, n = 0;
+	int done = 0;
+
+	iface->tick++;
+	if (iface->nestablished <= P4T_TCP_DIRECT_LINKS) {
+		p4u_list_foreach_entry(&iface->established, conn,
+				       struct p4t_tcp_conn, active)
+			snap[n++] = conn;
+		for (i = 0; i < n; i++) {
+			conn = snap[i];
+			if (!p4u_list_empty(&conn->txq) &&
+			    p4t_tcp_conn_flush(conn))
+				continue;
+			if (done < budget)
+				done += p4t_tcp_conn_rx(conn, budget - done);
+		}
+		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
+		    p4u_list_empty(&iface->pending) && !iface->nconnecting)
+			return done;
+	}
+	return done + p4t_tcp_epoll_run(iface, budget - done);
+}
+
+/* Staged messages left behind by an exhausted budget. */
+static int p4t_tcp_backlog_run(struct p4t_tcp_iface *iface, int budget)
+{
+	struct p4t_tcp_conn *conn;
+	int done = 0;
+
+	while (done < budget &&
+	       (conn = p4u_list_first_entry(&iface->backlog,
+					    struct p4t_tcp_conn, backlog)))
+		done += p4t_tcp_conn_rx(conn, budget - done);
+	return done;
+}
+
+/* Free what died; nothing may point at it once progress returns. */
+static void p4t_tcp_reap(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_conn *conn, *ctmp;
+	struct p4u_list *node;
+
+	while ((node = p4u_list_pop_head(&iface->dead_socks)))
+		free(container_of(node, struct p4t_tcp_sock, node));
+	p4u_list_foreach_entry_safe(&iface->dead, conn, ctmp,
+				    struct p4t_tcp_conn, node) {
+		if (conn->busy)
+			continue;
+		p4u_list_remove(&conn->node);
+		p4t_tcp_conn_free(conn);
+	}
+}
+
+static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	int done;
+
+	done = p4t_tcp_events_run(iface, budget);
+	if (done < budget)
+		done += p4t_tcp_self_run(iface, budget - done);
+	if (done < budget)
+		done += p4t_tcp_backlog_run(iface, budget - done);
+	done += p4t_tcp_io_run(iface, budget > done ? budget - done : 0);
+	if (done < budget)
+		done += p4t_tcp_events_run(iface, budget - done);
+	p4t_tcp_reap(iface);
+	p4t_tcp_signal(iface);
+	return done;
+}
+
+static int p4t_tcp_wait_fd(struct p4t_iface *iface)
+{
+	return p4t_tcp_iface_of(iface)->epfd;
+}
+
+/* ---- open and close ---------------------------------------------------------- */
+
+static int p4t_tcp_random(uint64_t *val)
+{
+	if (getrandom(val, sizeof(*val), GRND_NONBLOCK) == sizeof(*val))
+		return 0;
+	/* no entropy yet (early boot): unique enough per process and time */
+	*val = p4u_hash_combine(p4u_time_ns(), (uint64_t)getpid());
+	return 0;
+}
+
+/* Bind to cfg's port, the first free one of its range, or any. */
+static int p4t_tcp_listen_bind(struct p4t_tcp_iface *iface,
+			       const struct p4t_iface_config *cfg, int fd)
+{
+	struct sockaddr_storage ss = iface->addr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	bool v6 = ss.ss_family == AF_INET6;
+	uint16_t port = ntohs(v6 ? sin6->sin6_port : sin->sin_port);
+	uint32_t p;
+
+	if (port || (!cfg->port_low && !cfg->port_high))
+		return bind(fd, (struct sockaddr *)&ss, iface->addrlen) ?
+		       -errno : 0;
+	if (!cfg->port_low || cfg->port_low > cfg->port_high)
+		return -FI_EINVAL;
+	for (p = cfg->port_low; p <= cfg->port_high; p++) {
+		if (v6)
+			sin6->sin6_port = htons((uint16_t)p);
+		else
+			sin->sin_port = htons((uint16_t)p);
+		if (!bind(fd, (struct sockaddr *)&ss, iface->addrlen))
+			return 0;
+		if (errno != EADDRINUSE)
+			return -errno;
+	}
+	return -FI_EADDRINUSE;
+}
+
+static int p4t_tcp_listen(struct p4t_tcp_iface *iface,
+			  const struct p4t_iface_config *cfg)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd, one = 1, ret;
+
+	fd = socket(iface->addr.ss_family,
+		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a restarted process takes its port back despite TIME_WAIT */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (iface->addr.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	ret = p4t_tcp_listen_bind(iface, cfg, fd);
+	if (!ret && listen(fd, 1024))
+		ret = -errno;
+	if (!ret && getsockname(fd, (struct sockaddr *)&ss, &len))
+		ret = -errno;
+	if (!ret)
+		ret = p4t_tcp_addr_parse(&ss, len, &iface->addr,
+					 &iface->addrlen);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	iface->listen_fd = fd;
+	return 0;
+}
+
+static int p4t_tcp_epoll_add(struct p4t_tcp_iface *iface, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	return epoll_ctl(iface->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int p4t_tcp_fds_open(struct p4t_tcp_iface *iface,
+			    const struct p4t_iface_config *cfg)
+{
+	int ret;
+
+	iface->epfd = epoll_create1(EPOLL_CLOEXEC);
+	iface->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	iface->tfd = timerfd_create(CLOCK_MONOTONIC,
+				    TFD_NONBLOCK | TFD_CLOEXEC);
+	if (iface->epfd < 0 || iface->efd < 0 || iface->tfd < 0)
+		return -errno;
+	ret = p4t_tcp_listen(iface, cfg);
+	if (!ret)
+		ret = p4t_tcp_epoll_add(iface, iface->listen_fd,
+					&iface->listen_fd);
+	if (!ret)
+		ret = p4t_tcp_epoll_add(iface, iface->efd, &iface->efd);
+	if (!ret)
+		ret = p4t_tcp_epoll_add(iface, iface->tfd, &iface->tfd);
+	return ret;
+}
+
+static int p4t_tcp_pools_init(struct p4t_tcp_iface *iface)
+{
+	int ret;
+
+	ret = p4u_pool_init(&iface->txs, sizeof(struct p4t_tcp_tx), 256,
+			    1u << 22);
+	if (!ret)
+		ret = p4u_pool_init(&iface->bufs, P4T_TCP_BUF_SIZE, 16,
+				    1u << 16);
+	if (!ret)
+		ret = p4u_pool_init(&iface->rmas, sizeof(struct p4t_tcp_rma),
+				    64, 1u << 20);
+	if (!ret)
+		ret = p4u_pool_init(&iface->mems, sizeof(struct p4t_tcp_mem),
+				    64, 1u << 20);
+	if (!ret)
+		ret = p4u_hash_init(&iface->by_addr, 64);
+	return ret;
+}
+
+static void p4t_tcp_iface_free(struct p4t_tcp_iface *iface)
+{
+	if (iface->listen_fd >= 0)
+		close(iface->listen_fd);
+	if (iface->tfd >= 0)
+		close(iface->tfd);
+	if (iface->efd >= 0)
+		close(iface->efd);
+	if (iface->epfd >= 0)
+		close(iface->epfd);
+	p4u_hash_fini(&iface->by_addr);
+	p4u_pool_fini(&iface->mems);
+	p4u_pool_fini(&iface->rmas);
+	p4u_pool_fini(&iface->bufs);
+	p4u_pool_fini(&iface->txs);
+	free(iface->scratch);
+	free(iface->wiov);
+	free(iface);
+}
+
+static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
+			       const struct p4t_iface_config *cfg)
+{
+	iface->base.ops = &p4t_tcp_ops;
+	iface->listen_fd = iface->epfd = iface->efd = iface->tfd = -1;
+	iface->auth_key = cfg->auth_key;
+	iface->upcalls = cfg->upcalls;
+	iface->upcall_ctx = cfg->upcall_ctx;
+	iface->peer_timeout_ms = cfg->peer_timeout_ms ? cfg->peer_timeout_ms :
+				 P4T_TCP_TIMEOUT_DEFAULT;
+	iface->chunk = cfg->rma_chunk ? cfg->rma_chunk : P4T_TCP_CHUNK_DEFAULT;
+	iface->chunk = P4U_MIN(iface->chunk, P4T_TCP_MAX_MSG);
+	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
+	p4u_list_init(&iface->conns);
+	p4u_list_init(&iface->established);
+	p4u_list_init(&iface->backlog);
+	p4u_list_init(&iface->dead);
+	p4u_list_init(&iface->pending);
+	p4u_list_init(&iface->dead_socks);
+	p4u_list_init(&iface->evq);
+	p4u_list_init(&iface->selfq);
+	(void)p4t_tcp_random(&iface->session);
+	(void)p4t_tcp_random(&iface->salt);
+}
+
+static int p4t_tcp_iface_open(const struct p4t_iface_config *cfg,
+			      struct p4t_iface **iface_p)
+{
+	const struct p4t_upcalls *up = cfg ? cfg->upcalls : NULL;
+	struct sockaddr_in lo = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct p4t_tcp_iface *iface;
+	char buf[64];
+	int ret;
+
+	if (!cfg || !iface_p || !up || !up->recv || !up->send_done ||
+	    !up->rma_done || !up->conn_new || !up->conn_failed)
+		return -FI_EINVAL;
+	iface = calloc(1, sizeof(*iface));
+	if (!iface)
+		return -FI_ENOMEM;
+	p4t_tcp_iface_init(iface, cfg);
+	ret = cfg->addr ? p4t_tcp_addr_parse(cfg->addr, cfg->addrlen,
+					     &iface->addr, &iface->addrlen) :
+			  p4t_tcp_addr_parse(&lo, sizeof(lo), &iface->addr,
+					     &iface->addrlen);
+	if (!ret)
+		ret = p4t_tcp_pools_init(iface);
+	iface->wiov = malloc(P4T_TCP_WRITEV_MAX * sizeof(*iface->wiov));
+	iface->scratch = malloc(P4T_TCP_SCRATCH);
+	if (!ret && (!iface->wiov || !iface->scratch))
+		ret = -FI_ENOMEM;
+	if (!ret)
+		ret = p4t_tcp_fds_open(iface, cfg);
+	if (ret) {
+		p4u_info(P4U_LOG_TRANSPORT, "tcp: iface open failed: %s",
+			 fi_strerror(-ret));
+		p4t_tcp_iface_free(iface);
+		return ret;
+	}
+	p4u_info(P4U_LOG_TRANSPORT, "tcp: listening on %s",
+		 p4t_tcp_addr_str(&iface->addr, buf, sizeof(buf)));
+	*iface_p = (struct p4t_iface *)iface;
+	return 0;
+}
+
+/* Report the rma completions still queued; drop everything else. */
+static void p4t_tcp_close_events(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_ev *ev;
+	struct p4u_list *node;
+
+	while ((node = p4u_list_pop_head(&iface->evq))) {
+		ev = container_of(node, struct p4t_tcp_ev, node);
+		if (ev->kind == P4T_TCP_EV_RMA_DONE)
+			p4t_tcp_ev_run(iface, ev);
+		else if (ev->kind == P4T_TCP_EV_SEND_DONE)
+			p4t_tcp_tx_free(iface, container_of(ev,
+					struct p4t_tcp_tx, ev));
+	}
+}
+
+/*
+ * Every link goes (a BYE first where a message is not half written), so
+ * peers see conn_failed; pending pulls and pushes complete here with
+ * rma_done(-FI_ECONNABORTED); no other upcall.
+ */
+static void p4t_tcp_iface_close(struct p4t_iface *iface_)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn, *ctmp;
+	struct p4t_tcp_sock *sock, *stmp;
+	struct p4u_list *node;
+
+	iface->closing = true;
+	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
+				    struct p4t_tcp_conn, node) {
+		if (conn->self)
+			p4t_tcp_conn_close(iface_, &conn->base);
+		else if (conn->state == P4T_TCP_CONN_ESTABLISHED)
+			p4t_tcp_conn_bye(conn);
+		p4t_tcp_conn_fail(conn, -FI_ECONNABORTED);
+	}
+	p4t_tcp_close_events(iface);
+	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
+				    struct p4t_tcp_sock, node)
+		p4t_tcp_sock_close(sock);
+	p4u_list_splice_tail(&iface->dead, &iface->conns);
+	while ((node = p4u_list_pop_head(&iface->selfq)))
+		free(container_of(node, struct p4t_tcp_selfmsg, node));
+	p4t_tcp_reap(iface);
+	p4t_tcp_mem_free_all(iface);
+	p4t_tcp_iface_free(iface);
+}
+
+static void p4t_tcp_iface_query(struct p4t_iface *iface_,
+				struct p4t_iface_attr *attr)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+
+	attr->max_inline = P4T_TCP_MAX_INLINE;
+	attr->max_msg = P4T_TCP_MAX_MSG;
+	attr->max_rma = SIZE_MAX;
+	attr->rma_native = false;
+	attr->addr_len = iface->addrlen;
+}
+
+/* As fi_getname: a short buffer gets -FI_ETOOSMALL and the size needed. */
+static int p4t_tcp_getname(struct p4t_iface *iface_, void *addr,
+			   size_t *addrlen)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (*addrlen < iface->addrlen) {
+		*addrlen = iface->addrlen;
+		return -FI_ETOOSMALL;
+	}
+	if (!addr)
+		return -FI_EINVAL;
+	memcpy(addr, &iface->addr, iface->addrlen);
+	*addrlen = iface->addrlen;
+	return 0;
+}
+
+/* The link to addr: found, or made and its connect started. */
+int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
+		     size_t addrlen, struct p4t_conn **conn_p)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int ret;
+
+	ret = p4t_tcp_addr_parse(addr, addrlen, &ss, &len);
+	if (ret || !conn_p)
+		return ret ? ret : -FI_EINVAL;
+	if (p4t_tcp_addr_eq(&ss, len, &iface->addr, iface->addrlen))
+		conn = p4t_tcp_self_get(iface);
+	else
+		conn = p4t_tcp_conn_find(iface, &ss, len);
+	if (!conn) {
+		conn = p4t_tcp_conn_create(iface, &ss, len);
+		if (!conn)
+			return -FI_ENOMEM;
+		ret = p4t_tcp_conn_connect(conn);
+		if (ret)	/* reported from progress, as on a network */
+			p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ?
+					  -FI_ECONNREFUSED : ret);
+		p4t_tcp_timer_update(iface);
+	}
+	conn->known = true;
+	*conn_p = &conn->base;
+	return 0;
+}
+
+const struct p4t_ops p4t_tcp_ops = {
+	.name = "tcp",
+	.iface_open = p4t_tcp_iface_open,
+	.iface_close = p4t_tcp_iface_close,
+	.iface_query = p4t_tcp_iface_query,
+	.getname = p4t_tcp_getname,
+	.conn_get = p4t_tcp_conn_get,
+	.send = p4t_tcp_send,
+	.mem_expose = p4t_tcp_mem_expose,
+	.mem_unexpose = p4t_tcp_mem_unexpose,
+	.pull = p4t_tcp_pull,
+	.push = p4t_tcp_push,
+	.conn_close = p4t_tcp_conn_close,
+	.progress = p4t_tcp_progress,
+	.wait_fd = p4t_tcp_wait_fd,
+};
+
+/* ---- hooks (p4t_tcp.h) ------------------------------------------------------- */
+
+static struct p4t_tcp_iface *p4t_tcp_hook_iface(struct p4t_iface *iface)
+{
+	return iface && p4t_ops_of(iface) == &p4t_tcp_ops ?
+	       p4t_tcp_iface_of(iface) : NULL;
+}
+
+int p4t_tcp_stats(struct p4t_iface *iface_, struct p4t_tcp_stats *stats)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (!iface || !stats)
+		return -FI_EINVAL;
+	*stats = iface->stats;
+	return 0;
+}
+
+void p4t_tcp_set_sockbuf(struct p4t_iface *iface_, int sndbuf, int rcvbuf)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (!iface)
+		return;
+	iface->sndbuf = sndbuf;
+	iface->rcvbuf = rcvbuf;
+}
+
+void p4t_tcp_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (iface)
+		iface->queue_limit = bytes ? bytes : P4T_TCP_QUEUE_LIMIT;
+}

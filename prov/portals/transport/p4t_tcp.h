@@ -1,0 +1,142 @@
+/*
+ * p4t_tcp.h - the TCP transport: what it guarantees beyond p4t.h, its
+ * limits, and the hooks tests and FI_PORTALS_STATS use. The transport is
+ * reached like any other, through p4t_tcp_ops (p4t.h); its internals are
+ * in p4t_tcp_priv.h.
+ *
+ * Addresses: struct sockaddr_in or sockaddr_in6 (exact size). cfg.addr is
+ * where the iface listens (NULL: 127.0.0.1); port 0 takes the first free
+ * port of [port_low, port_high] when a range is set, else the kernel's
+ * choice. getname returns the bound address, normalised (sin_zero,
+ * sin6_flowinfo zero) so peers compare it byte for byte. Listen on a
+ * specific address: a wildcard listener announces the wildcard in its
+ * handshake, and peers that dialled another alias see a second peer.
+ *
+ * Links: one per peer listening address, made by conn_get, which starts a
+ * non-blocking connect at once; sends, pulls and pushes on a link still
+ * connecting are queued. The caller sends HELLO, the callee checks magic,
+ * version and auth_key, makes conn_new and answers HELLO_ACK; nothing of
+ * the engine flows before. When both sides connect at once, the socket
+ * opened by the side with the lower address (bytes of the normalised
+ * sockaddr) is kept; the other side's HELLO is answered with BYE and its
+ * link waits for that socket, keeping its queue. A HELLO from the address
+ * of an established link with another session (the peer restarted) fails
+ * the old link (conn_failed) before the new one is announced.
+ *
+ * Sends: with nothing queued on the link, one sendmsg straight from the
+ * caller's memory; P4T_DONE when it all went. What does not go at once is
+ * queued: copied (P4T_DONE) when the rest is at most P4T_TCP_MAX_INLINE
+ * bytes or op_ctx is NULL, else referenced (P4T_QUEUED, send_done later).
+ * Queued messages leave in one writev each time the socket takes them
+ * (coalescing, up to IOV_MAX iovecs). Sequenced requests get -FI_EAGAIN
+ * while the link has more than the queue limit (P4T_TCP_QUEUE_LIMIT)
+ * queued; responses and control messages are never refused. Messages
+ * above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE (attr.max_msg);
+ * those above the staging buffer (P4T_TCP_STAGE) are received into a
+ * buffer of their own.
+ *
+ * Receiving: one recv into a per-link staging buffer, every whole message
+ * handed to the recv upcall in place. PULL_DATA / PUSH_DATA payloads land
+ * directly: what is staged is copied, the rest is read with readv into the
+ * destination. Malformed input, a recv upcall returning < 0, or a refused
+ * push fail the link; the peer sees EOF.
+ *
+ * Emulated RDMA: cookies carry offset addressing (addr 0), the exposure's
+ * pool handle (index | generation) xor a per-iface salt as key, and the
+ * length. A pull sends PULL_REQ; the owner checks the key, READ access,
+ * the link and the range (refusals complete the pull with -FI_EACCES or
+ * -FI_EINVAL, memory untouched) and streams cfg.rma_chunk chunks, one at
+ * a time on the write queue, rotating with the link's other messages. A
+ * push sends PUSH_DATA chunks in stream order (a later send arrives
+ * after them); rma_done comes when the last is written to the socket. A
+ * pull or push whose range is outside the cookie's length completes with
+ * -FI_EINVAL without any traffic.
+ *
+ * Self: messages, pulls and pushes to the iface's own address go through
+ * an in-process queue delivered in progress; no socket.
+ *
+ * Failures: EOF, resets, refused or timed-out connects (peer_timeout_ms),
+ * a HELLO_ACK missing within it, BYE: every queued send completes
+ * (send_done with -FI_ECONNABORTED for P4T_QUEUED ones), every pull and
+ * push of the link with rma_done(-FI_ECONNABORTED), then conn_failed:
+ * -FI_ECONNREFUSED for a link that never got its HELLO_ACK (nobody
+ * listening, auth_key mismatch, refused by conn_new), -FI_ECONNRESET for
+ * a peer that went away, -FI_ETIMEDOUT for a silent one, the recv
+ * upcall's value or the wire error otherwise. Reported from progress,
+ * never from inside a call. A silent peer is detected by TCP_USER_TIMEOUT
+ * = peer_timeout_ms while data is unacknowledged, and on idle links by
+ * keepalive (idle = peer_timeout / 2, interval = peer_timeout / 6, 3
+ * probes, whole seconds, at least 1 s each), bounded by the user timeout:
+ * detection takes peer_timeout_ms plus up to one probe interval, and never
+ * less than ~2 s on an idle link. A socket that sends no valid HELLO
+ * within P4T_TCP_HELLO_TIMEOUT_MS is closed.
+ *
+ * Progress: events first (completions, failures), then the self queue,
+ * then sockets. Up to P4T_TCP_DIRECT_LINKS established links are polled
+ * directly (recv / writev with MSG_DONTWAIT) and epoll is asked every
+ * few calls (new connections, handshakes); with more links only the
+ * sockets epoll reports are touched. The wait fd is the iface's epoll fd:
+ * readable when any socket is readable (or writable with data queued),
+ * when completions, self messages or staged messages are waiting, or
+ * while handshakes run (a 100 ms tick checks their deadlines).
+ */
+#ifndef P4T_TCP_H
+#define P4T_TCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p4t.h"
+
+#define P4T_TCP_MAX_INLINE	4096	/* copied when queued (whole message) */
+#define P4T_TCP_STAGE		((size_t)256 << 10)	/* per-link staging */
+#define P4T_TCP_MAX_MSG		((size_t)8 << 20)	/* largest message */
+#define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
+#define P4T_TCP_HELLO_TIMEOUT_MS 5000u
+
+/* Counters of one iface since it was opened. */
+struct p4t_tcp_stats {
+	uint64_t msgs_sent;		/* engine messages accepted by send */
+	uint64_t bytes_sent;
+	uint64_t msgs_recv;		/* handed to the recv upcall */
+	uint64_t bytes_recv;
+	uint64_t sendmsg_calls;		/* direct sends */
+	uint64_t writev_calls;		/* queue flushes */
+	uint64_t recv_calls;		/* recv and readv */
+	uint64_t queued_copy;		/* sends queued as a copy */
+	uint64_t queued_ref;		/* sends queued by reference */
+	uint64_t eagain;		/* requests refused: queue full */
+	uint64_t sends_dropped;		/* sends on a failed link */
+	uint64_t connects;		/* outgoing sockets */
+	uint64_t accepts;
+	uint64_t handshakes;		/* links established */
+	uint64_t collisions;		/* sockets dropped by address order */
+	uint64_t auth_refused;
+	uint64_t malformed;		/* malformed input: socket or link closed */
+	uint64_t hs_failed;		/* stray sockets closed before a link */
+	uint64_t link_failures;		/* links failed (conn_failed due) */
+	uint64_t restarts;		/* links failed by a new peer session */
+	uint64_t pulls;			/* pulls posted here */
+	uint64_t pushes;		/* pushes posted here */
+	uint64_t streams;		/* pulls served here */
+	uint64_t rma_bytes_out;		/* PULL_DATA + PUSH_DATA bytes sent */
+	uint64_t rma_bytes_in;		/* landed here */
+	uint64_t self_msgs;
+	uint64_t links;			/* live links now */
+};
+
+/*
+ * Fill stats for iface (an iface of p4t_tcp_ops): 0, or -FI_EINVAL for
+ * another transport.
+ */
+int p4t_tcp_stats(struct p4t_iface *iface, struct p4t_tcp_stats *stats);
+
+/*
+ * Test hooks. SO_SNDBUF / SO_RCVBUF (bytes, 0 = kernel default) for the
+ * sockets iface opens or accepts from now on; the bound on bytes queued
+ * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT).
+ */
+void p4t_tcp_set_sockbuf(struct p4t_iface *iface, int sndbuf, int rcvbuf);
+void p4t_tcp_set_queue_limit(struct p4t_iface *iface, size_t bytes);
+
+#endif /* P4T_TCP_H */

@@ -1,0 +1,1097 @@
+/*
+ * p4t_tcp_conn.c - TCP links: creation and lookup, the outgoing connect,
+ * the HELLO / HELLO_ACK / BYE handshake with its collision and restart
+ * rules, the send path (direct sendmsg, then the write queue flushed by
+ * one sendmsg of many iovecs), failures and conn_close.
+ *
+ * Not here: sockets, accept and deadlines (p4t_tcp.c), the receive path
+ * and what chunks mean (p4t_tcp_rma.c).
+ *
+ * Socket life: an outgoing socket is CONNECTING, then HELLO_SENT once its
+ * HELLO is written, then ESTABLISHED on a valid HELLO_ACK; a BYE instead
+ * means the peer keeps its own socket to us (collision) and the link
+ * waits for it. An accepted socket is HELLO_WAIT until a valid HELLO,
+ * then either becomes the link's socket (answered HELLO_ACK) or is
+ * answered BYE and closed. Handshake reads take exactly one message:
+ * what follows belongs to the link.
+ *
+ * Write order on a socket: the handshake bytes of the socket (sock->ctl)
+ * first, then conn->txq in order. A stream or push tx describes one chunk
+ * at a time; a flush never gathers past a chunk, so when the chunk is
+ * written the next one can be armed in place (push: stream order) or the
+ * stream moved behind the messages queued meanwhile (pull data rotates).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <rdma/fi_errno.h>
+
+#include "p4t_tcp_priv.h"
+#include "p4u_time.h"
+
+/* ---- iovec helpers --------------------------------------------------------- */
+
+int p4t_tcp_iov_len(const struct iovec *iov, size_t iovcnt, size_t *len_p)
+{
+	size_t i, len = 0;
+
+	if (iovcnt && !iov)
+		return -FI_EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > SIZE_MAX - len ||
+		    (iov[i].iov_len && !iov[i].iov_base))
+			return -FI_EINVAL;
+		len += iov[i].iov_len;
+	}
+	*len_p = len;
+	return 0;
+}
+
+/* Describe [off, off + len) of iov in at most max entries; returns count. */
+size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
+			 uint64_t off, size_t len, struct iovec *out,
+			 size_t max)
+{
+	size_t i, n = 0, take;
+
+	for (i = 0; i < iovcnt && len && n < max; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = P4U_MIN(len, iov[i].iov_len - off);
+		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+		out[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+void p4t_tcp_iov_copy_in(const struct iovec *iov, size_t iovcnt, uint64_t off,
+			 const void *src, size_t len)
+{
+	const uint8_t *p = src;
+	size_t i, take;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = P4U_MIN(len, iov[i].iov_len - off);
+		memcpy((uint8_t *)iov[i].iov_base + off, p, take);
+		p += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+void p4t_tcp_iov_copy_out(void *dst, const struct iovec *iov, size_t iovcnt,
+			  uint64_t off, size_t len)
+{
+	uint8_t *p = dst;
+	size_t i, take;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = P4U_MIN(len, iov[i].iov_len - off);
+		memcpy(p, (const uint8_t *)iov[i].iov_base + off, take);
+		p += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+/* A socket errno as a link status; fi_errno values are errno values. */
+int p4t_tcp_errno_status(int err)
+{
+	switch (err) {
+	case EPIPE:
+	case ECONNRESET:
+		return -FI_ECONNRESET;
+	case 0:
+		return -FI_EIO;
+	default:
+		return -err;
+	}
+}
+
+/* ---- links ---------------------------------------------------------------- */
+
+struct p4t_tcp_conn *p4t_tcp_conn_find(struct p4t_tcp_iface *iface,
+				       const struct sockaddr_storage *ss,
+				       socklen_t len)
+{
+	uint64_t h = p4t_tcp_addr_hash(ss, len);
+	struct p4t_tcp_conn *conn;
+
+	p4u_hash_foreach(&iface->by_addr, h, conn, struct p4t_tcp_conn, hnode)
+		if (p4t_tcp_addr_eq(&conn->addr, conn->addrlen, ss, len))
+			return conn;
+	return NULL;
+}
+
+struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
+					 const struct sockaddr_storage *ss,
+					 socklen_t len)
+{
+	struct p4t_tcp_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->iface = iface;
+	conn->addr = *ss;
+	conn->addrlen = len;
+	conn->state = P4T_TCP_CONN_CONNECTING;
+	conn->deadline_ms = p4u_time_ms() + iface->peer_timeout_ms;
+	p4u_list_init(&conn->txq);
+	p4u_list_init(&conn->pulls);
+	p4u_list_node_init(&conn->active);
+	p4u_list_node_init(&conn->backlog);
+	p4u_list_node_init(&conn->fail_ev.node);
+	conn->fail_ev.kind = P4T_TCP_EV_CONN_FAILED;
+	p4u_hash_insert(&iface->by_addr, &conn->hnode,
+			p4t_tcp_addr_hash(ss, len));
+	conn->hashed = true;
+	p4u_list_insert_tail(&iface->conns, &conn->node);
+	iface->nconnecting++;
+	iface->stats.links++;
+	return conn;
+}
+
+/* Start the outgoing socket of a CONNECTING link. */
+int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	struct p4t_tcp_sock *sock;
+	int fd, ret;
+
+	fd = socket(conn->addr.ss_family,
+		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sock = calloc(1, sizeof(*sock));
+	if (!sock) {
+		close(fd);
+		return -FI_ENOMEM;
+	}
+	sock->iface = iface;
+	sock->fd = fd;
+	sock->outgoing = true;
+	sock->conn = conn;
+	sock->state = P4T_TCP_SOCK_CONNECTING;
+	p4u_list_node_init(&sock->node);
+	(void)p4t_tcp_sock_setup(iface, fd);
+	if (connect(fd, (struct sockaddr *)&conn->addr, conn->addrlen) &&
+	    errno != EINPROGRESS) {
+		ret = -errno;
+		close(fd);
+		free(sock);
+		return ret;
+	}
+	p4t_tcp_hello_pack(iface, P4W_T_HELLO, sock->ctl);
+	sock->ctl_len = P4T_TCP_HELLO_LEN;
+	ret = p4t_tcp_sock_watch(sock, EPOLLOUT | EPOLLIN);
+	if (ret) {
+		close(fd);
+		free(sock);
+		return ret;
+	}
+	p4t_tcp_pending_add(sock, iface->peer_timeout_ms);
+	conn->sock = sock;
+	iface->stats.connects++;
+	return 0;
+}
+
+/* sock finished its handshake for conn: from now on it is the link. */
+int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+
+	if (!conn->rx.buf) {
+		conn->rx.buf = malloc(P4T_TCP_STAGE);
+		if (!conn->rx.buf)
+			return -FI_ENOMEM;
+	}
+	if (conn->sock && conn->sock != sock)
+		p4t_tcp_sock_close(conn->sock);
+	p4u_list_remove(&sock->node);
+	sock->state = P4T_TCP_SOCK_ESTABLISHED;
+	sock->conn = conn;
+	conn->sock = sock;
+	conn->state = P4T_TCP_CONN_ESTABLISHED;
+	conn->wblocked = false;
+	iface->nconnecting--;
+	iface->nestablished++;
+	p4u_list_insert_tail(&iface->established, &conn->active);
+	iface->stats.handshakes++;
+	p4t_tcp_conn_want_out(conn);
+	p4t_tcp_timer_update(iface);
+	return 0;
+}
+
+/* EPOLLOUT only while something waits to be written. */
+void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_sock *sock = conn->sock;
+	uint32_t ev = EPOLLIN;
+
+	if (!sock || sock->state != P4T_TCP_SOCK_ESTABLISHED)
+		return;
+	if (sock->ctl_off < sock->ctl_len || !p4u_list_empty(&conn->txq))
+		ev |= EPOLLOUT;
+	(void)p4t_tcp_sock_watch(sock, ev);
+}
+
+/* ---- the write queue -------------------------------------------------------- */
+
+void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx)
+{
+	if (tx->buf_kind == P4T_TCP_BUF_POOL)
+		p4u_pool_free(&iface->bufs, tx->buf);
+	else if (tx->buf_kind == P4T_TCP_BUF_HEAP)
+		free(tx->buf);
+	free(tx->iov_heap);
+	if (tx->pooled)
+		p4u_pool_free(&iface->txs, tx);
+}
+
+/* The caller kicks the link afterwards (p4t_tcp_conn_kick). */
+void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx)
+{
+	p4u_list_insert_tail(&conn->txq, &tx->ev.node);
+	conn->txq_bytes += tx->len;
+	if (tx->kind == P4T_TCP_TX_STREAM)
+		conn->nstreams++;
+}
+
+/*
+ * Something was queued: write it now unless the socket is known full;
+ * EPOLLOUT is asked for only if something is left (no epoll_ctl for
+ * what leaves at once).
+ */
+void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn)
+{
+	if (!conn->wblocked)
+		(void)p4t_tcp_conn_flush(conn);
+	else
+		p4t_tcp_conn_want_out(conn);
+}
+
+static struct p4t_tcp_tx *p4t_tcp_tx_alloc(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_tx *tx = p4u_pool_alloc(&iface->txs);
+
+	if (!tx)
+		return NULL;
+	tx->pooled = true;
+	tx->kind = P4T_TCP_TX_MSG;
+	p4u_list_node_init(&tx->ev.node);
+	return tx;
+}
+
+/* Copy bytes [skip, len) of hdr + iov into dst. */
+static void p4t_tcp_msg_copy(uint8_t *dst, const void *hdr, size_t hdr_len,
+			     const struct iovec *iov, size_t iovcnt,
+			     size_t skip, size_t len)
+{
+	size_t take;
+
+	if (skip < hdr_len) {
+		take = hdr_len - skip;
+		memcpy(dst, (const uint8_t *)hdr + skip, take);
+		dst += take;
+		len -= hdr_len;
+		skip = 0;
+	} else {
+		skip -= hdr_len;
+		len -= hdr_len;
+	}
+	p4t_tcp_iov_copy_out(dst, iov, iovcnt, skip, len - skip);
+}
+
+/* The unsent part [sent, len) of a message as an owned copy. */
+static int p4t_tcp_tx_fill_copy(struct p4t_tcp_iface *iface,
+				struct p4t_tcp_tx *tx, const void *hdr,
+				size_t hdr_len, const struct iovec *iov,
+				size_t iovcnt, size_t sent, size_t len)
+{
+	size_t rest = len - sent;
+
+	if (rest <= P4T_TCP_HEAD_MAX) {
+		p4t_tcp_msg_copy(tx->head, hdr, hdr_len, iov, iovcnt, sent,
+				 len);
+		tx->head_len = (uint32_t)rest;
+		tx->len = rest;
+		return 0;
+	}
+	if (rest <= P4T_TCP_BUF_SIZE) {
+		tx->buf = p4u_pool_alloc(&iface->bufs);
+		tx->buf_kind = P4T_TCP_BUF_POOL;
+	}
+	if (!tx->buf) {
+		tx->buf = malloc(rest);
+		tx->buf_kind = P4T_TCP_BUF_HEAP;
+		if (!tx->buf) {
+			tx->buf_kind = P4T_TCP_BUF_NONE;
+			return -FI_ENOMEM;
+		}
+	}
+	p4t_tcp_msg_copy(tx->buf, hdr, hdr_len, iov, iovcnt, sent, len);
+	tx->one.iov_base = tx->buf;
+	tx->one.iov_len = rest;
+	tx->body = &tx->one;
+	tx->body_cnt = 1;
+	tx->len = rest;
+	return 0;
+}
+
+/* Keep the caller's memory: header copied, iovecs copied, data not. */
+static int p4t_tcp_tx_fill_ref(struct p4t_tcp_tx *tx, const void *hdr,
+			       size_t hdr_len, const struct iovec *iov,
+			       size_t iovcnt, size_t sent, size_t len)
+{
+	struct iovec *copy = tx->iov_inline;
+
+	if (iovcnt > P4T_TCP_TX_IOV) {
+		copy = malloc(iovcnt * sizeof(*copy));
+		if (!copy)
+			return -FI_ENOMEM;
+		tx->iov_heap = copy;
+	}
+	if (iovcnt)
+		memcpy(copy, iov, iovcnt * sizeof(*copy));
+	memcpy(tx->head, hdr, hdr_len);
+	tx->head_len = (uint32_t)hdr_len;
+	tx->body = copy;
+	tx->body_cnt = iovcnt;
+	tx->len = len;
+	tx->done = sent;
+	return 0;
+}
+
+/* Queue what of a message is not written yet; P4T_DONE or P4T_QUEUED. */
+static int p4t_tcp_send_queue(struct p4t_tcp_conn *conn, const void *hdr,
+			      size_t hdr_len, const struct iovec *iov,
+			      size_t iovcnt, size_t sent, size_t len,
+			      void *op_ctx)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	bool copy = len - sent <= P4T_TCP_MAX_INLINE || !op_ctx ||
+		    hdr_len > P4T_TCP_HEAD_MAX;
+	struct p4t_tcp_tx *tx = p4t_tcp_tx_alloc(iface);
+	int ret;
+
+	if (!tx)
+		return -FI_ENOMEM;
+	if (copy)
+		ret = p4t_tcp_tx_fill_copy(iface, tx, hdr, hdr_len, iov, iovcnt,
+					   sent, len);
+	else
+		ret = p4t_tcp_tx_fill_ref(tx, hdr, hdr_len, iov, iovcnt, sent,
+					  len);
+	if (ret) {
+		p4t_tcp_tx_free(iface, tx);
+		return ret;
+	}
+	tx->op_ctx = op_ctx;
+	tx->notify = !copy;
+	if (copy)
+		iface->stats.queued_copy++;
+	else
+		iface->stats.queued_ref++;
+	p4t_tcp_txq_append(conn, tx);
+	return copy ? P4T_DONE : P4T_QUEUED;
+}
+
+/* A transport control message, always copied, at the tail of the queue. */
+struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
+				  size_t len)
+{
+	struct p4t_tcp_tx *tx = p4t_tcp_tx_alloc(conn->iface);
+
+	if (!tx)
+		return NULL;
+	memcpy(tx->head, msg, len);
+	tx->head_len = (uint32_t)len;
+	tx->len = len;
+	p4t_tcp_txq_append(conn, tx);
+	return tx;
+}
+
+static uint32_t p4t_tcp_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* The whole length, if hdr starts an engine message of exactly that. */
+static int p4t_tcp_msg_check(const void *hdr, size_t hdr_len,
+			     const struct iovec *iov, size_t iovcnt,
+			     size_t *len_p)
+{
+	const uint8_t *bytes = hdr;
+	size_t payload;
+	int ret;
+
+	if (!hdr || hdr_len < P4T_TCP_HDR_LEN ||
+	    iovcnt >= P4T_TCP_WRITEV_MAX)
+		return -FI_EINVAL;
+	ret = p4t_tcp_iov_len(iov, iovcnt, &payload);
+	if (ret)
+		return ret;
+	if (payload > P4T_TCP_MAX_MSG || hdr_len > P4T_TCP_MAX_MSG - payload)
+		return -FI_EMSGSIZE;
+	if (p4t_tcp_le32(bytes + offsetof(struct p4w_hdr, length)) !=
+	    hdr_len + payload)
+		return -FI_EINVAL;
+	/* transport types are ours: the engine never sends them */
+	if (bytes[offsetof(struct p4w_hdr, type)] >= P4W_T_FIRST)
+		return -FI_EINVAL;
+	*len_p = hdr_len + payload;
+	return 0;
+}
+
+/* One sendmsg of hdr + iov; bytes written (0: would block), or < 0. */
+static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
+				   size_t hdr_len, const struct iovec *iov,
+				   size_t iovcnt)
+{
+	struct iovec *v = conn->iface->wiov;
+	struct msghdr mh = { .msg_iov = v, .msg_iovlen = iovcnt + 1 };
+	ssize_t n;
+
+	v[0].iov_base = (void *)hdr;
+	v[0].iov_len = hdr_len;
+	if (iovcnt)	/* iov may be NULL then */
+		memcpy(v + 1, iov, iovcnt * sizeof(*v));
+	do {
+		n = sendmsg(conn->sock->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	conn->iface->stats.sendmsg_calls++;
+	if (n >= 0)
+		return n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		conn->wblocked = true;
+		return 0;
+	}
+	return p4t_tcp_errno_status(errno);
+}
+
+int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
+		 const void *hdr, size_t hdr_len, const struct iovec *iov,
+		 size_t iovcnt, void *op_ctx)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
+	bool direct;
+	ssize_t sent = 0;
+	size_t len;
+	int ret;
+
+	ret = p4t_tcp_msg_check(hdr, hdr_len, iov, iovcnt, &len);
+	if (ret)
+		return ret;
+	if (conn->self)
+		return p4t_tcp_self_send(iface, hdr, hdr_len, iov, iovcnt, len);
+	if (conn->state != P4T_TCP_CONN_CONNECTING &&
+	    conn->state != P4T_TCP_CONN_ESTABLISHED) {
+		/* as on a network: gone with the link, conn_failed follows */
+		iface->stats.sends_dropped++;
+		return P4T_DONE;
+	}
+	if (p4w_type_is_seq(((const uint8_t *)hdr)[1]) &&
+	    !p4u_list_empty(&conn->txq) && conn->txq_bytes >= iface->queue_limit) {
+		iface->stats.eagain++;
+		return -FI_EAGAIN;
+	}
+	iface->stats.msgs_sent++;
+	iface->stats.bytes_sent += len;
+	direct = conn->state == P4T_TCP_CONN_ESTABLISHED &&
+		 p4u_list_empty(&conn->txq) &&
+		 conn->sock->ctl_off == conn->sock->ctl_len;
+	if (direct) {
+		sent = p4t_tcp_send_direct(conn, hdr, hdr_len, iov, iovcnt);
+		if (sent < 0) {
+			/* dropped with the link; conn_failed follows */
+			p4t_tcp_conn_fail(conn, (int)sent);
+			return P4T_DONE;
+		}
+		if ((size_t)sent == len)
+			return P4T_DONE;
+		conn->wblocked = true;	/* a short write: the socket is full */
+	}
+	ret = p4t_tcp_send_queue(conn, hdr, hdr_len, iov, iovcnt, (size_t)sent,
+				 len, op_ctx);
+	if (ret >= 0)
+		p4t_tcp_conn_kick(conn);
+	return ret;
+}
+
+/* ---- flushing ----------------------------------------------------------------- */
+
+/* Add tx's unwritten bytes to v (at most max entries); bytes added. */
+static size_t p4t_tcp_tx_gather(const struct p4t_tcp_tx *tx, struct iovec *v,
+				size_t max, size_t *n_p)
+{
+	size_t n = *n_p, done = tx->done, bytes = 0, i, first;
+
+	if (done < tx->head_len && n < max) {
+		v[n].iov_base = (void *)(tx->head + done);
+		v[n].iov_len = tx->head_len - done;
+		bytes += v[n].iov_len;
+		n++;
+		done = tx->head_len;
+	}
+	if (done < tx->len && done >= tx->head_len && n < max) {
+		first = n;
+		n += p4t_tcp_iov_slice(tx->body, tx->body_cnt,
+				       tx->body_off + (done - tx->head_len),
+				       tx->len - done, v + n, max - n);
+		for (i = first; i < n; i++)
+			bytes += v[i].iov_len;
+	}
+	*n_p = n;
+	return bytes;
+}
+
+/* A tx is written: complete it (or let its chunk source re-arm it). */
+static void p4t_tcp_tx_written(struct p4t_tcp_conn *conn,
+			       struct p4t_tcp_tx *tx)
+{
+	if (tx->kind != P4T_TCP_TX_MSG) {
+		p4t_tcp_rma_chunk_written(tx);
+		return;
+	}
+	p4u_list_remove(&tx->ev.node);
+	conn->txq_bytes -= tx->len;
+	if (tx->notify) {
+		tx->ev.kind = P4T_TCP_EV_SEND_DONE;
+		tx->ev.status = 0;
+		p4t_tcp_ev_post(conn->iface, &tx->ev);
+	} else {
+		p4t_tcp_tx_free(conn->iface, tx);
+	}
+}
+
+static void p4t_tcp_conn_consume(struct p4t_tcp_conn *conn, size_t n)
+{
+	struct p4t_tcp_sock *sock = conn->sock;
+	struct p4t_tcp_tx *tx;
+	size_t take;
+
+	take = P4U_MIN(n, sock->ctl_len - sock->ctl_off);
+	sock->ctl_off += take;
+	n -= take;
+	while (n) {
+		tx = p4u_list_first_entry(&conn->txq, struct p4t_tcp_tx,
+					  ev.node);
+		take = P4U_MIN(n, tx->len - tx->done);
+		tx->done += take;
+		n -= take;
+		if (tx->done == tx->len)
+			p4t_tcp_tx_written(conn, tx);
+	}
+}
+
+/* Gather the socket's handshake bytes and the queue, up to one chunk. */
+static size_t p4t_tcp_conn_gather(struct p4t_tcp_conn *conn, size_t *n_p)
+{
+	struct p4t_tcp_sock *sock = conn->sock;
+	struct iovec *v = conn->iface->wiov;
+	struct p4t_tcp_tx *tx;
+	size_t n = 0, bytes = 0;
+
+	if (sock->ctl_off < sock->ctl_len) {
+		v[n].iov_base = sock->ctl + sock->ctl_off;
+		v[n].iov_len = sock->ctl_len - sock->ctl_off;
+		bytes += v[n++].iov_len;
+	}
+	p4u_list_foreach_entry(&conn->txq, tx, struct p4t_tcp_tx, ev.node) {
+		if (n >= P4T_TCP_WRITEV_MAX || bytes >= P4T_TCP_WRITEV_BYTES)
+			break;
+		bytes += p4t_tcp_tx_gather(tx, v, P4T_TCP_WRITEV_MAX, &n);
+		/* the next chunk is armed once this one is written */
+		if (tx->kind != P4T_TCP_TX_MSG)
+			break;
+	}
+	*n_p = n;
+	return bytes;
+}
+
+/*
+ * Write what the socket takes. Returns 0, or -1 when the link failed.
+ * Completions become events; no upcall is made here.
+ */
+int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn)
+{
+	struct msghdr mh = { .msg_iov = conn->iface->wiov };
+	size_t n, bytes;
+	ssize_t w;
+
+	if (conn->state != P4T_TCP_CONN_ESTABLISHED)
+		return 0;
+	conn->wblocked = false;
+	for (;;) {
+		bytes = p4t_tcp_conn_gather(conn, &n);
+		if (!n)
+			break;
+		mh.msg_iovlen = n;
+		w = sendmsg(conn->sock->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		conn->iface->stats.writev_calls++;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			conn->wblocked = true;
+			break;
+		}
+		if (w < 0) {
+			p4t_tcp_conn_fail(conn, p4t_tcp_errno_status(errno));
+			return -1;
+		}
+		p4t_tcp_conn_consume(conn, (size_t)w);
+		if ((size_t)w < bytes) {
+			conn->wblocked = true;
+			break;
+		}
+	}
+	p4t_tcp_conn_want_out(conn);
+	return 0;
+}
+
+/* ---- the handshake ------------------------------------------------------------- */
+
+/* Write the socket's handshake bytes; < 0 on a socket error. */
+static int p4t_tcp_hs_write(struct p4t_tcp_sock *sock)
+{
+	ssize_t n;
+
+	while (sock->ctl_off < sock->ctl_len) {
+		n = send(sock->fd, sock->ctl + sock->ctl_off,
+			 sock->ctl_len - sock->ctl_off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0)
+			return p4t_tcp_errno_status(errno);
+		sock->ctl_off += (size_t)n;
+	}
+	return p4t_tcp_sock_watch(sock, EPOLLIN | (sock->ctl_off < sock->ctl_len ?
+						   EPOLLOUT : 0));
+}
+
+/*
+ * Read one handshake message (HELLO, HELLO_ACK or BYE) and no byte more:
+ * what follows belongs to the link. 1 when whole, 0 for more, < 0 error.
+ */
+static int p4t_tcp_hs_read(struct p4t_tcp_sock *sock, struct p4w_hdr *hdr)
+{
+	size_t need = P4T_TCP_HDR_LEN;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		if (sock->hs_got >= P4T_TCP_HDR_LEN) {
+			ret = p4w_hdr_unpack(sock->hs, sock->hs_got, hdr);
+			if (ret)
+				return ret;
+			if (hdr->type != P4W_T_HELLO &&
+			    hdr->type != P4W_T_HELLO_ACK &&
+			    hdr->type != P4W_T_BYE)
+				return -FI_EBADMSG;
+			need = hdr->length;	/* fixed sizes, <= sizeof(hs) */
+			if (sock->hs_got == need)
+				return 1;
+		}
+		n = recv(sock->fd, sock->hs + sock->hs_got, need - sock->hs_got,
+			 MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return n ? p4t_tcp_errno_status(errno) : -FI_ECONNRESET;
+		sock->hs_got += (size_t)n;
+	}
+}
+
+/* Validate a HELLO / HELLO_ACK body against our auth_key. */
+static int p4t_tcp_hello_check(struct p4t_tcp_iface *iface,
+			       struct p4t_tcp_sock *sock,
+			       struct p4w_hello *hello,
+			       struct sockaddr_storage *ss, socklen_t *len_p)
+{
+	int ret;
+
+	ret = p4w_hello_unpack(sock->hs + P4T_TCP_HDR_LEN,
+			       P4T_TCP_HELLO_LEN - P4T_TCP_HDR_LEN, hello);
+	if (ret)
+		return ret;
+	if (hello->auth_key != iface->auth_key) {
+		iface->stats.auth_refused++;
+		return -FI_EACCES;
+	}
+	ret = p4t_tcp_addr_parse(hello->addr, hello->addrlen, ss, len_p);
+	return ret ? -FI_EBADMSG : 0;
+}
+
+/* Our outgoing socket got its answer. */
+static void p4t_tcp_hs_answer(struct p4t_tcp_sock *sock,
+			      const struct p4w_hdr *hdr)
+{
+	struct p4t_tcp_iface *iface = sock->iface;
+	struct p4t_tcp_conn *conn = sock->conn;
+	struct sockaddr_storage ss;
+	struct p4w_hello hello;
+	socklen_t len;
+	int ret;
+
+	if (hdr->type == P4W_T_BYE) {
+		/* the peer keeps its socket to us: wait for it */
+		iface->stats.collisions++;
+		p4t_tcp_sock_close(sock);
+		conn->deadline_ms = p4u_time_ms() + iface->peer_timeout_ms;
+		return;
+	}
+	ret = hdr->type == P4W_T_HELLO_ACK ?
+	      p4t_tcp_hello_check(iface, sock, &hello, &ss, &len) :
+	      -FI_EBADMSG;
+	if (!ret) {
+		conn->session = hello.session;
+		conn->has_session = true;
+		ret = p4t_tcp_conn_adopt(conn, sock);
+	}
+	if (ret) {
+		if (ret != -FI_EACCES)
+			iface->stats.malformed++;
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: bad handshake answer: %s",
+				fi_strerror(-ret));
+		p4t_tcp_conn_fail(conn, -FI_ECONNREFUSED);
+		return;
+	}
+	(void)p4t_tcp_conn_flush(conn);
+}
+
+/* A new peer: conn_new decides; then HELLO_ACK and the link is up. */
+static void p4t_tcp_hs_new_peer(struct p4t_tcp_sock *sock,
+				const struct p4w_hello *hello,
+				const struct sockaddr_storage *ss,
+				socklen_t len)
+{
+	struct p4t_tcp_iface *iface = sock->iface;
+	struct p4t_tcp_conn *conn = p4t_tcp_conn_create(iface, ss, len);
+	struct sockaddr_storage addr = *ss;
+	int ret;
+
+	if (!conn) {
+		p4t_tcp_sock_reject(sock, -FI_ENOMEM, "no memory");
+		return;
+	}
+	conn->session = hello->session;
+	conn->has_session = true;
+	conn->busy = true;
+	ret = iface->upcalls->conn_new(iface->upcall_ctx, &conn->base, &addr,
+				       len);
+	conn->busy = false;
+	if (ret < 0) {
+		p4u_info(P4U_LOG_TRANSPORT, "tcp: connection refused: %s",
+			 fi_strerror(-ret));
+		p4t_tcp_sock_close(sock);
+		p4t_tcp_conn_fail(conn, ret);	/* unknown: no conn_failed */
+		return;
+	}
+	conn->known = true;
+	if (conn->state != P4T_TCP_CONN_CONNECTING) {
+		p4t_tcp_sock_close(sock);
+		return;
+	}
+	p4t_tcp_hello_pack(iface, P4W_T_HELLO_ACK, sock->ctl);
+	sock->ctl_len = P4T_TCP_HELLO_LEN;
+	sock->ctl_off = 0;
+	ret = p4t_tcp_conn_adopt(conn, sock);
+	if (ret)
+		p4t_tcp_conn_fail(conn, ret);
+	else
+		(void)p4t_tcp_conn_flush(conn);
+}
+
+/*
+ * A HELLO from the address of a link we already have. Established: the
+ * same session means a leftover of a simultaneous connect (unless the
+ * old socket turns out to be dead), another session a restarted peer.
+ * Connecting: the socket opened by the lower address wins.
+ */
+static void p4t_tcp_hs_known_peer(struct p4t_tcp_sock *sock,
+				  struct p4t_tcp_conn *conn,
+				  const struct p4w_hello *hello,
+				  const struct sockaddr_storage *ss,
+				  socklen_t len)
+{
+	struct p4t_tcp_iface *iface = sock->iface;
+	int ret;
+
+	if (conn->state == P4T_TCP_CONN_ESTABLISHED) {
+		if (conn->has_session && conn->session != hello->session) {
+			iface->stats.restarts++;
+			p4t_tcp_conn_fail(conn, -FI_ECONNRESET);
+		} else {
+			(void)p4t_tcp_conn_rx(conn, 64);  /* dead after all? */
+		}
+		if (conn->state == P4T_TCP_CONN_ESTABLISHED) {
+			iface->stats.collisions++;
+			p4t_tcp_sock_bye(sock);
+			return;
+		}
+		/* the old link's failure is reported before the new link */
+		(void)p4t_tcp_events_run(iface, INT32_MAX);
+		p4t_tcp_hs_new_peer(sock, hello, ss, len);
+		return;
+	}
+	if (conn->sock && p4t_tcp_addr_cmp(&iface->addr, iface->addrlen,
+					   ss, len) < 0) {
+		iface->stats.collisions++;
+		p4t_tcp_sock_bye(sock);
+		return;
+	}
+	if (conn->sock)
+		iface->stats.collisions++;
+	conn->session = hello->session;
+	conn->has_session = true;
+	p4t_tcp_hello_pack(iface, P4W_T_HELLO_ACK, sock->ctl);
+	sock->ctl_len = P4T_TCP_HELLO_LEN;
+	sock->ctl_off = 0;
+	ret = p4t_tcp_conn_adopt(conn, sock);
+	if (ret)
+		p4t_tcp_conn_fail(conn, ret);
+	else
+		(void)p4t_tcp_conn_flush(conn);
+}
+
+/* An accepted socket presented its HELLO. */
+static void p4t_tcp_hs_hello(struct p4t_tcp_sock *sock,
+			     const struct p4w_hdr *hdr)
+{
+	struct p4t_tcp_iface *iface = sock->iface;
+	struct sockaddr_storage ss;
+	struct p4t_tcp_conn *conn;
+	struct p4w_hello hello;
+	socklen_t len;
+	int ret;
+
+	ret = hdr->type == P4W_T_HELLO ?
+	      p4t_tcp_hello_check(iface, sock, &hello, &ss, &len) :
+	      -FI_EBADMSG;
+	if (!ret && p4t_tcp_addr_eq(&ss, len, &iface->addr, iface->addrlen))
+		ret = -FI_EBADMSG;	/* claims to be us */
+	if (ret) {
+		p4t_tcp_sock_reject(sock, ret, ret == -FI_EACCES ?
+				    "auth_key mismatch" : "bad hello");
+		return;
+	}
+	conn = p4t_tcp_conn_find(iface, &ss, len);
+	if (conn)
+		p4t_tcp_hs_known_peer(sock, conn, &hello, &ss, len);
+	else
+		p4t_tcp_hs_new_peer(sock, &hello, &ss, len);
+}
+
+/* Events on a socket that is not (yet) a link's. */
+void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events)
+{
+	struct p4t_tcp_conn *conn = sock->conn;
+	struct p4w_hdr hdr;
+	socklen_t elen = sizeof(int);
+	int ret, err = 0;
+
+	if (sock->state == P4T_TCP_SOCK_CONNECTING) {
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		if (getsockopt(sock->fd, SOL_SOCKET, SO_ERROR, &err, &elen))
+			err = errno;
+		if (err) {
+			p4t_tcp_conn_fail(conn, err == ECONNREFUSED ?
+					  -FI_ECONNREFUSED : -err);
+			return;
+		}
+		sock->state = P4T_TCP_SOCK_HELLO_SENT;
+	}
+	if (sock->ctl_off < sock->ctl_len) {
+		ret = p4t_tcp_hs_write(sock);
+		if (ret < 0) {
+			if (conn)
+				p4t_tcp_conn_fail(conn, -FI_ECONNREFUSED);
+			else
+				p4t_tcp_sock_reject(sock, ret, "write error");
+			return;
+		}
+	}
+	if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+		return;
+	ret = p4t_tcp_hs_read(sock, &hdr);
+	if (ret == 0)
+		return;
+	if (ret < 0 && sock->outgoing) {
+		/* nobody answered as a peer: refused (closed, reset, junk) */
+		if (ret == -FI_EBADMSG || ret == -FI_EPROTO ||
+		    ret == -FI_EMSGSIZE)
+			sock->iface->stats.malformed++;
+		p4t_tcp_conn_fail(conn, -FI_ECONNREFUSED);
+	} else if (ret < 0) {
+		p4t_tcp_sock_reject(sock, ret, "no hello");
+	} else if (sock->outgoing) {
+		p4t_tcp_hs_answer(sock, &hdr);
+	} else {
+		p4t_tcp_hs_hello(sock, &hdr);
+	}
+}
+
+/* ---- failure and close ------------------------------------------------------- */
+
+static void p4t_tcp_conn_abort_txq(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	struct p4u_list *node;
+	struct p4t_tcp_tx *tx;
+
+	while ((node = p4u_list_pop_head(&conn->txq))) {
+		tx = container_of(node, struct p4t_tcp_tx, ev.node);
+		if (tx->kind != P4T_TCP_TX_MSG) {
+			p4t_tcp_rma_abort(tx->rma, -FI_ECONNABORTED);
+		} else if (tx->notify) {
+			tx->ev.kind = P4T_TCP_EV_SEND_DONE;
+			tx->ev.status = -FI_ECONNABORTED;
+			p4t_tcp_ev_post(iface, &tx->ev);
+		} else {
+			p4t_tcp_tx_free(iface, tx);
+		}
+	}
+	conn->txq_bytes = 0;
+	conn->nstreams = 0;
+}
+
+static void p4t_tcp_conn_abort_pulls(struct p4t_tcp_conn *conn)
+{
+	struct p4u_list *node;
+
+	while ((node = p4u_list_pop_head(&conn->pulls)))
+		p4t_tcp_rma_abort(container_of(node, struct p4t_tcp_rma, link),
+				  -FI_ECONNABORTED);
+}
+
+/* Unfindable, socket closed, operations aborted (events queued). */
+static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+
+	if (conn->hashed)
+		p4u_hash_remove(&iface->by_addr, &conn->hnode);
+	conn->hashed = false;
+	if (conn->state == P4T_TCP_CONN_CONNECTING)
+		iface->nconnecting--;
+	if (p4u_list_node_linked(&conn->active)) {
+		p4u_list_remove(&conn->active);
+		iface->nestablished--;
+	}
+	p4u_list_remove(&conn->backlog);
+	if (conn->sock)
+		p4t_tcp_sock_close(conn->sock);
+	conn->sock = NULL;
+	free(conn->rx.big);
+	conn->rx.big = NULL;
+	conn->rx.pull = NULL;
+	conn->rx.mem = NULL;
+	conn->rx.mode = P4T_TCP_RX_PARSE;
+	conn->rx.head = conn->rx.tail = 0;
+	p4t_tcp_conn_abort_txq(conn);
+	p4t_tcp_conn_abort_pulls(conn);
+	p4t_tcp_mem_forget_conn(conn);
+	iface->stats.links--;
+	p4t_tcp_timer_update(iface);
+}
+
+/* The link fails: its operations complete with errors, then conn_failed. */
+void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status)
+{
+	char buf[64];
+
+	if (conn->state != P4T_TCP_CONN_CONNECTING &&
+	    conn->state != P4T_TCP_CONN_ESTABLISHED)
+		return;
+	p4u_info(P4U_LOG_TRANSPORT, "tcp: link to %s down: %s",
+		 p4t_tcp_addr_str(&conn->addr, buf, sizeof(buf)),
+		 fi_strerror(-status));
+	p4t_tcp_conn_down(conn);
+	conn->state = P4T_TCP_CONN_FAILED;
+	conn->iface->stats.link_failures++;
+	conn->fail_ev.status = status;
+	p4t_tcp_ev_post(conn->iface, &conn->fail_ev);
+}
+
+void p4t_tcp_conn_free(struct p4t_tcp_conn *conn)
+{
+	free(conn->rx.buf);
+	free(conn->rx.big);
+	free(conn);
+}
+
+/* Best effort: a BYE when no message is half written. */
+void p4t_tcp_conn_bye(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_tx *tx;
+	uint8_t bye[P4T_TCP_HDR_LEN];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = P4W_T_BYE,
+		.length = P4T_TCP_HDR_LEN,
+	};
+
+	if (conn->state != P4T_TCP_CONN_ESTABLISHED)
+		return;
+	tx = p4u_list_first_entry(&conn->txq, struct p4t_tcp_tx, ev.node);
+	if ((tx && tx->done) || conn->sock->ctl_off != conn->sock->ctl_len)
+		return;
+	p4w_hdr_pack(bye, &hdr);
+	(void)send(conn->sock->fd, bye, sizeof(bye),
+		   MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void p4t_tcp_conn_close(struct p4t_iface *iface_, struct p4t_conn *conn_)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
+	struct p4t_tcp_selfmsg *msg;
+	struct p4u_list *node;
+
+	if (conn->state == P4T_TCP_CONN_CLOSED)
+		return;
+	if (conn->self) {
+		while ((node = p4u_list_pop_head(&iface->selfq))) {
+			msg = container_of(node, struct p4t_tcp_selfmsg, node);
+			free(msg);
+		}
+		iface->selfq_bytes = 0;
+		iface->self = NULL;
+		p4t_tcp_mem_forget_conn(conn);
+	} else if (conn->state != P4T_TCP_CONN_FAILED) {
+		p4t_tcp_conn_bye(conn);
+		p4t_tcp_conn_down(conn);
+	}
+	/* the engine closed it: no conn_failed */
+	p4u_list_remove(&conn->fail_ev.node);
+	conn->state = P4T_TCP_CONN_CLOSED;
+	p4u_list_remove(&conn->node);
+	p4u_list_insert_tail(&iface->dead, &conn->node);
+	p4t_tcp_signal(iface);
+}
