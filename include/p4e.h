@@ -217,6 +217,12 @@ struct p4e_ni_attr {
 	size_t eager_size;		/* larger puts use rendezvous */
 	size_t rma_chunk;
 	uint64_t peer_timeout_ms;
+	/*
+	 * [ext] How long a target may keep acceptance to itself hoping to
+	 * piggyback it on a message going back (0: a SEQ_ACK at the end of
+	 * every progress call that accepted something).
+	 */
+	uint64_t ack_delay_ns;
 };
 
 int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
@@ -312,7 +318,10 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
 #define P4E_ME_NO_TRUNCATE		0x08000
 #define P4E_ME_MAY_ALIGN		0x10000
 #define P4E_ME_LOCAL_INC_UH_RLENGTH	0x20000
-#define P4E_ME_IOVEC			0x40000	/* start is a struct iovec[] */
+#define P4E_ME_IOVEC			0x40000	/* start is a struct iovec[]; up to
+						 * P4E_XFER_IOV_MAX elements are
+						 * copied, longer arrays must stay
+						 * valid while the entry lives */
 /*
  * [ext] When this priority entry matches unexpected headers, the engine
  * moves the data into the entry (copy from the overflow buffer, or pull a
@@ -468,7 +477,17 @@ struct p4e_xfer {
 	enum p4e_atomic_op atomic_op;
 	enum p4e_atomic_type atomic_type;
 	unsigned flags;			/* [ext] P4E_XFER_* */
+	/*
+	 * [ext] With iovcnt > 0 the operation's local buffer is iov (the
+	 * array is copied; at most P4E_XFER_IOV_MAX elements) instead of
+	 * md's region at local_offset; md still gives the options, event
+	 * queue and counter, and length must be the iov total.
+	 */
+	const struct iovec *iov;
+	size_t iovcnt;
 };
+
+#define P4E_XFER_IOV_MAX	8
 
 /* [ext] xfer.flags: hdr_data is meaningful (target events get
  * P4E_EVENT_F_HDR_DATA), as libfabric's *data calls need. */

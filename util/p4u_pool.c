@@ -106,7 +106,7 @@ static int p4u_pool_grow(struct p4u_pool *pool)
 	return 0;
 }
 
-void *p4u_pool_alloc(struct p4u_pool *pool)
+void *p4u_pool_alloc_raw(struct p4u_pool *pool)
 {
 	struct p4u_pool_slot *slot;
 
@@ -118,8 +118,16 @@ void *p4u_pool_alloc(struct p4u_pool *pool)
 	slot->gen++;		/* even -> odd: in use */
 	assert(slot->gen & 1);
 	pool->in_use++;
-	memset(slot->obj, 0, pool->obj_size);
 	return slot->obj;
+}
+
+void *p4u_pool_alloc(struct p4u_pool *pool)
+{
+	void *obj = p4u_pool_alloc_raw(pool);
+
+	if (obj)
+		memset(obj, 0, pool->obj_size);
+	return obj;
 }
 
 void p4u_pool_free(struct p4u_pool *pool, void *obj)

@@ -24,6 +24,8 @@
  */
 #include <config.h>
 
+#include <stdlib.h>
+
 #include "p4e_priv.h"
 #include "p4u_time.h"
 
@@ -33,6 +35,75 @@ void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr)
 	hdr->ack_seq = np->rx_expect;
 	np->rx_told = np->rx_expect;
 	p4u_list_remove(&np->ack_link);
+}
+
+int p4e_npeer_send_msg(struct p4e_npeer *np, const void *hdr, size_t hdr_len,
+		       const struct iovec *iov, size_t iovcnt)
+{
+	struct p4e_ni *ni = np->ni;
+	struct p4e_defer *d;
+	size_t i, off;
+	int ret;
+
+	if (!np->conn)
+		return -FI_ENOTCONN;
+	if (p4u_list_empty(&np->deferred)) {
+		ret = p4t_send(ni->iface, np->conn, hdr, hdr_len, iov, iovcnt,
+			       NULL);
+		if (ret != -FI_EAGAIN)
+			return ret < 0 ? ret : 0;
+	}
+	/* the rare overload path: a copy, sent from progress in order */
+	d = malloc(sizeof(*d) + hdr_len + p4e_iov_total(iov, iovcnt));
+	if (!d)
+		return -FI_ENOMEM;
+	memcpy(d->data, hdr, hdr_len);
+	for (i = 0, off = hdr_len; i < iovcnt; off += iov[i].iov_len, i++)
+		memcpy(d->data + off, iov[i].iov_base, iov[i].iov_len);
+	d->len = off;
+	p4u_list_insert_tail(&np->deferred, &d->link);
+	if (!p4u_list_node_linked(&np->defer_link))
+		p4u_list_insert_tail(&ni->deferring, &np->defer_link);
+	return 0;
+}
+
+void p4e_npeer_flush_deferred(struct p4e_npeer *np)
+{
+	struct p4e_defer *d;
+
+	while ((d = p4u_list_first_entry(&np->deferred, struct p4e_defer,
+					 link))) {
+		if (!np->conn ||
+		    p4t_send(np->ni->iface, np->conn, d->data, d->len, NULL, 0,
+			     NULL) == -FI_EAGAIN)
+			return;
+		p4u_list_remove(&d->link);
+		free(d);
+	}
+	p4u_list_remove(&np->defer_link);
+	/* requests waited behind the deferred messages */
+	p4e_ini_flush(np);
+}
+
+void p4e_npeer_drop_deferred(struct p4e_npeer *np)
+{
+	struct p4e_defer *d;
+
+	while ((d = p4u_list_first_entry(&np->deferred, struct p4e_defer,
+					 link))) {
+		p4u_list_remove(&d->link);
+		free(d);
+	}
+	p4u_list_remove(&np->defer_link);
+}
+
+void p4e_fc_unblock(struct p4e_npeer *np)
+{
+	if (p4u_list_node_linked(&np->block_link)) {
+		p4u_list_remove(&np->block_link);
+		np->ni->fc_blocked--;
+	}
+	np->rx_blocked = false;
 }
 
 int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
@@ -58,7 +129,7 @@ int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
 	hdr.flags |= P4W_F_ACK_SEQ;
 	hdr.ack_seq = np->rx_expect;
 	p4w_hdr_pack(buf, &hdr);
-	ret = p4t_send(np->ni->iface, np->conn, buf, len, NULL, 0, NULL);
+	ret = p4e_npeer_send_msg(np, buf, len, NULL, 0);
 	if (ret < 0)
 		return ret;
 	np->rx_told = hdr.ack_seq;

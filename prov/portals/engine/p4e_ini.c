@@ -78,9 +78,17 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 	ev.atomic_op = op->atomic_op;
 	ev.atomic_type = op->atomic_type;
 	/* a fetch's REPLY reports where the old values went */
-	ev.start = p4e_region_addr(md->start, md->iovcnt,
-				   type == P4E_EVENT_REPLY && op->get_md ?
-				   op->get_local_offset : op->local_offset);
+	if (type == P4E_EVENT_REPLY && op->get_md) {
+		ev.start = p4e_region_addr(md->start, md->iovcnt,
+					   op->get_local_offset);
+	} else {
+		void *start;
+		uint32_t iovcnt;
+		uint64_t off;
+
+		p4e_op_region(op, &start, &iovcnt, &off);
+		ev.start = p4e_region_addr(start, iovcnt, off);
+	}
 	p4e_event_deliver(md->eq, &ev);
 }
 
@@ -231,9 +239,13 @@ static int p4e_ini_xmit(struct p4e_op *op)
 			cnt = op->bounce_len ? 1 : 0;
 			payload = op->bounce_len;
 		} else {
-			cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
-					     op->local_offset, op->length, iov,
-					     P4E_IOV_MAX);
+			void *start;
+			uint32_t iovcnt;
+			uint64_t off;
+
+			p4e_op_region(op, &start, &iovcnt, &off);
+			cnt = p4e_region_iov(start, iovcnt, off, op->length,
+					     iov, P4E_IOV_MAX);
 			payload = op->length;
 		}
 	}
@@ -259,7 +271,9 @@ int p4e_ini_flush(struct p4e_npeer *np)
 	while (!np->tx_held &&
 	       (op = p4u_list_first_entry(&np->tx_queue, struct p4e_op,
 					  link))) {
-		ret = p4e_ini_xmit(op);
+		/* requests never pass responses still waiting for room */
+		ret = p4u_list_empty(&np->deferred) ? p4e_ini_xmit(op) :
+						      -FI_EAGAIN;
 		if (ret == -FI_EAGAIN) {
 			if (!p4u_list_node_linked(&np->flush_link))
 				p4u_list_insert_tail(&np->ni->flush,
@@ -301,7 +315,16 @@ int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 	if (!ni || !x)
 		return -FI_EINVAL;
 	md = p4u_pool_lookup(&ni->mds, x->md);
-	if (!md || !p4e_ini_range_ok(md, x->local_offset, x->length))
+	if (!md)
+		return -FI_EINVAL;
+	if (x->iovcnt) {
+		if (x->iovcnt > P4E_XFER_IOV_MAX || !x->iov ||
+		    p4e_iov_total(x->iov, x->iovcnt) != x->length)
+			return -FI_EINVAL;
+	} else if (!p4e_ini_range_ok(md, x->local_offset, x->length)) {
+		return -FI_EINVAL;
+	}
+	if (x->flags & ~P4E_XFER_HDR_DATA)
 		return -FI_EINVAL;
 	if (x->length > ni->limits.max_msg_size)
 		return -FI_EMSGSIZE;
@@ -354,11 +377,15 @@ static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
 
 	if (op->length > op->ni->bounces.obj_size / (compare ? 2 : 1))
 		return compare ? -FI_EMSGSIZE : 0;
-	op->bounce = p4u_pool_alloc(&op->ni->bounces);
+	void *start;
+	uint32_t iovcnt;
+	uint64_t off;
+
+	op->bounce = p4u_pool_alloc_raw(&op->ni->bounces);
 	if (!op->bounce)
 		return -FI_EAGAIN;
-	p4e_region_copy_out(op->md->start, op->md->iovcnt, op->local_offset,
-			    op->bounce, op->length);
+	p4e_op_region(op, &start, &iovcnt, &off);
+	p4e_region_copy_out(start, iovcnt, off, op->bounce, op->length);
 	op->bounce_len = op->length;
 	if (compare && op->length) {
 		memcpy((uint8_t *)op->bounce + op->length, x->operand,
@@ -374,15 +401,18 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 {
 	struct p4e_ni *ni = op->ni;
 	struct iovec iov[P4E_IOV_MAX];
+	void *start;
+	uint32_t iovcnt;
+	uint64_t off;
 	size_t cnt;
 	int ret;
 
+	p4e_op_region(op, &start, &iovcnt, &off);
 	if (op->type == P4W_GET) {
 		if (op->length <= ni->eager_size)
 			return 0;
 		/* a large reply is pushed straight into our buffer */
-		cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
-				     op->local_offset, op->length, iov,
+		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
 		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
 				     P4T_ACCESS_WRITE, &op->cookie, &op->mem);
@@ -391,8 +421,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 		return ret;
 	}
 	if (op->type == P4W_PUT && op->length > ni->eager_size) {
-		cnt = p4e_region_iov(op->md->start, op->md->iovcnt,
-				     op->local_offset, op->length, iov,
+		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
 		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
 				     P4T_ACCESS_READ, &op->cookie, &op->mem);
@@ -427,6 +456,10 @@ static void p4e_ini_fill(struct p4e_op *op, uint8_t type,
 	op->hdr_data = x->hdr_data;
 	op->user_ptr = x->user_ptr;
 	op->user_flags = x->user_flags;
+	op->xflags = x->flags;
+	op->iovcnt = (uint32_t)x->iovcnt;
+	if (x->iovcnt)
+		memcpy(op->iov, x->iov, x->iovcnt * sizeof(*x->iov));
 	op->flags = P4E_OPF_WANT_ACCEPT;
 	if (type != P4W_PUT && type != P4W_ATOMIC)
 		op->flags |= P4E_OPF_WANT_RESP;
@@ -450,6 +483,8 @@ static void p4e_ini_fill_req(struct p4e_op *op)
 	req->atomic_op = op->atomic_op;
 	req->atomic_type = op->atomic_type;
 	req->proto = op->proto;
+	if (op->xflags & P4E_XFER_HDR_DATA)
+		req->rflags |= P4W_RF_HDR_DATA;
 }
 
 int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
@@ -538,14 +573,17 @@ static uint8_t p4e_ini_send_fail(uint8_t fail)
 static int p4e_ini_reply(struct p4e_op *op, const struct p4w_resp_parts *rp)
 {
 	struct p4e_md *md = op->get_md ? op->get_md : op->md;
-	uint64_t off = op->get_md ? op->get_local_offset : op->local_offset;
 	uint64_t mlength = rp->resp.mlength;
+	void *start = md->start;
+	uint32_t iovcnt = md->iovcnt;
+	uint64_t off = op->get_local_offset;
 
 	if (mlength > op->length)
 		return -FI_EBADMSG;
+	if (!op->get_md)
+		p4e_op_region(op, &start, &iovcnt, &off);
 	if (rp->resp.fail == P4E_NI_OK && !rp->resp.pushed)
-		p4e_region_copy_in(md->start, md->iovcnt, off, rp->data,
-				   mlength);
+		p4e_region_copy_in(start, iovcnt, off, rp->data, mlength);
 	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
 		return -FI_EBADMSG;
 	/* a fetch also sent something of ours */

@@ -40,7 +40,7 @@ void p4e_region_copy_in(void *start, uint32_t iovcnt, uint64_t offset,
 	if (!len)
 		return;
 	if (!iovcnt) {
-		memcpy((uint8_t *)start + offset, src, len);
+		memcpy(p4e_addr_add(start, offset), src, len);
 		return;
 	}
 	for (i = p4e_iov_seek(iov, iovcnt, offset, &skip); i < iovcnt && len;
@@ -63,7 +63,7 @@ void p4e_region_copy_out(const void *start, uint32_t iovcnt, uint64_t offset,
 	if (!len)
 		return;
 	if (!iovcnt) {
-		memcpy(dst, (const uint8_t *)start + offset, len);
+		memcpy(dst, p4e_addr_add((void *)start, offset), len);
 		return;
 	}
 	for (i = p4e_iov_seek(iov, iovcnt, offset, &skip); i < iovcnt && len;
@@ -87,7 +87,7 @@ size_t p4e_region_iov(void *start, uint32_t iovcnt, uint64_t offset,
 	if (!iovcnt) {
 		if (!max)
 			return 0;
-		out[0].iov_base = (uint8_t *)start + offset;
+		out[0].iov_base = p4e_addr_add(start, offset);
 		out[0].iov_len = len;
 		return 1;
 	}
@@ -113,7 +113,7 @@ void *p4e_region_addr(void *start, uint32_t iovcnt, uint64_t offset)
 	size_t i;
 
 	if (!iovcnt)
-		return (uint8_t *)start + offset;
+		return p4e_addr_add(start, offset);
 	i = p4e_iov_seek(iov, iovcnt, offset, &skip);
 	return i < iovcnt ? (uint8_t *)iov[i].iov_base + skip : NULL;
 }

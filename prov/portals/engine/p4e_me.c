@@ -104,6 +104,8 @@ static void p4e_me_destroy(struct p4e_me *me)
 {
 	struct p4e_ni *ni = me->ni;
 
+	if (me->iovbuf)
+		p4u_pool_free(&ni->iovbufs, me->iovbuf);
 	ni->entries--;
 	p4u_pool_free(&ni->mes, me);
 }
@@ -280,6 +282,7 @@ static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
 	ev->hdr_data = uh->hdr_data;
 	ev->atomic_op = uh->atomic_op;
 	ev->atomic_type = uh->atomic_type;
+	ev->flags = uh->ev_flags;
 	if (uh->oflow_me)
 		ev->start = p4e_me_addr(uh->oflow_me, uh->oflow_offset);
 }
@@ -319,6 +322,7 @@ static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
 	top->offset = offset;
 	top->remote_offset = uh->remote_offset;
 	top->hdr_data = uh->hdr_data;
+	top->ev_flags = uh->ev_flags;
 	top->start = p4e_me_addr(me, offset);
 	me->pending++;
 	p4e_me_used(me, p4e_me_uh_advance(me, uh, mlength), uh->rlength);
@@ -441,6 +445,9 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 		}
 		me->pending--;
 		p4e_mlist_append(&pt->prio, &me->ment);
+		/* a new receive may be what an initiator held by flow control
+		 * is waiting for: let it resend */
+		p4e_fc_pt_freed(ni, pt);
 	} else {
 		p4e_mlist_append(&pt->oflow, &me->ment);
 		/* new overflow space: held initiators may resend */
@@ -523,6 +530,18 @@ static int p4e_me_create(struct p4e_ni *ni, uint32_t pt_index,
 		me->length = p4e_iov_total(desc->start, desc->length);
 		if (!me->iovcnt)
 			me->start = NULL;
+		/* short arrays are copied: libfabric callers reuse theirs */
+		if (me->iovcnt && me->iovcnt <= P4E_XFER_IOV_MAX) {
+			me->iovbuf = p4u_pool_alloc(&ni->iovbufs);
+			if (!me->iovbuf) {
+				ni->entries--;
+				p4u_pool_free(&ni->mes, me);
+				return -FI_ENOSPC;
+			}
+			memcpy(me->iovbuf->iov, desc->start,
+			       me->iovcnt * sizeof(struct iovec));
+			me->start = me->iovbuf->iov;
+		}
 	} else {
 		me->length = desc->length;
 	}

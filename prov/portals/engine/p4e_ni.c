@@ -48,8 +48,11 @@ static void p4e_ni_limits_init(struct p4e_ni *ni, const struct p4e_ni_attr *attr
 	/* atomics always travel eagerly, in one message */
 	l->max_atomic_size = p4e_pick(d->max_atomic_size, ni->eager_size,
 				      ni->eager_size);
+	/* fetched values and compare values travel through bounce blocks */
 	l->max_fetch_atomic_size = p4e_pick(d->max_fetch_atomic_size,
-					    ni->eager_size, ni->eager_size);
+					    ni->eager_size,
+					    P4U_MIN(ni->eager_size,
+						    l->max_volatile_size));
 	/* the target applies one message at a time, in order */
 	l->max_waw_ordered_size = l->max_atomic_size;
 	l->max_war_ordered_size = l->max_atomic_size;
@@ -118,6 +121,8 @@ struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id)
 	p4u_list_init(&np->flush_link);
 	p4u_list_init(&np->block_link);
 	p4u_list_init(&np->ack_link);
+	p4u_list_init(&np->deferred);
+	p4u_list_init(&np->defer_link);
 	ni->npeers[peer_id] = np;
 	return np;
 }
@@ -147,10 +152,10 @@ static void p4e_npeer_reset(struct p4e_npeer *np)
 	np->tx_seq = np->tx_acked = 0;
 	np->tx_held = false;
 	np->rx_expect = np->rx_told = 0;
-	np->rx_blocked = false;
-	p4u_list_remove(&np->block_link);
+	p4e_fc_unblock(np);
 	p4u_list_remove(&np->ack_link);
 	p4u_list_remove(&np->flush_link);
+	p4e_npeer_drop_deferred(np);
 }
 
 uint32_t p4e_ni_event_id(struct p4e_ni *ni, uint32_t peer_id)
@@ -364,11 +369,15 @@ static int p4e_ni_pools_init(struct p4e_ni *ni)
 	if (!ret)
 		ret = p4u_pool_init(&ni->bounces, l->max_volatile_size * 2, 16,
 				    l->max_ops);
+	if (!ret)
+		ret = p4u_pool_init(&ni->iovbufs, sizeof(struct p4e_iovbuf), 64,
+				    l->max_entries);
 	return ret;
 }
 
 static void p4e_ni_pools_fini(struct p4e_ni *ni)
 {
+	p4u_pool_fini(&ni->iovbufs);
 	p4u_pool_fini(&ni->bounces);
 	p4u_pool_fini(&ni->uhs);
 	p4u_pool_fini(&ni->tops);
@@ -420,9 +429,11 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->dom = dom;
 	ni->options = attr->options;
 	ni->uid = attr->uid;
+	ni->ack_delay_ns = attr->ack_delay_ns;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
 	p4u_list_init(&ni->flush);
 	p4u_list_init(&ni->ack_pending);
+	p4u_list_init(&ni->deferring);
 	p4e_ni_limits_init(ni, attr);
 	ret = p4e_ni_pools_init(ni);
 	if (ret)
@@ -462,8 +473,11 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 	for (i = 0; i <= ni->limits.max_pt_index; i++)
 		if (ni->pts[i].allocated)
 			p4e_pt_teardown(ni, &ni->pts[i]);
-	for (i = 0; i < ni->npeers_cap; i++)
+	for (i = 0; i < ni->npeers_cap; i++) {
+		if (ni->npeers[i])
+			p4e_npeer_drop_deferred(ni->npeers[i]);
 		free(ni->npeers[i]);
+	}
 	free(ni->npeers);
 	free(ni->map);
 	free(ni->pts);
@@ -483,6 +497,10 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 	if (!ni)
 		return 0;
 	done = p4t_progress(ni->iface, budget > 0 ? budget : 64);
+	/* responses first: requests wait behind them */
+	p4u_list_foreach_entry_safe(&ni->deferring, np, tmp, struct p4e_npeer,
+				    defer_link)
+		p4e_npeer_flush_deferred(np);
 	/* sends that waited for the transport, in peer order */
 	p4u_list_foreach_entry_safe(&ni->flush, np, tmp, struct p4e_npeer,
 				    flush_link)

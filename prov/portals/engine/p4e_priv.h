@@ -37,6 +37,16 @@
 			 2 * sizeof(struct p4w_cookie))
 #define P4E_RESP_HDR_MAX (sizeof(struct p4w_hdr) + sizeof(struct p4w_resp))
 
+/*
+ * start + offset as an address. Integer arithmetic: an MD may describe the
+ * whole address space (start NULL, offsets are addresses), which pointer
+ * arithmetic on NULL would make undefined.
+ */
+static inline void *p4e_addr_add(void *start, uint64_t offset)
+{
+	return (void *)((uintptr_t)start + (uintptr_t)offset);
+}
+
 /* Sequence numbers compare modulo 2^32. */
 static inline bool p4e_seq_before(uint32_t a, uint32_t b)
 {
@@ -151,6 +161,12 @@ struct p4e_me {
 	uint32_t pending;		/* operations using the entry */
 	uint32_t uh_refs;		/* unexpected headers with data here */
 	bool cancel_event;		/* P4E_UNLINK_CANCEL */
+	struct p4e_iovbuf *iovbuf;	/* our copy of a short iovec */
+};
+
+/* A copied iovec of an entry (P4E_ME_IOVEC up to P4E_XFER_IOV_MAX). */
+struct p4e_iovbuf {
+	struct iovec iov[P4E_XFER_IOV_MAX];
 };
 
 struct p4e_md {
@@ -173,6 +189,7 @@ struct p4e_uh {
 	uint8_t atomic_op;
 	uint8_t atomic_type;
 	uint8_t proto;
+	uint8_t ev_flags;		/* P4E_EVENT_F_* */
 	bool claimed;			/* detached by P4E_SEARCH_CLAIM */
 	uint32_t initiator;		/* peer id */
 	uint32_t uid;
@@ -207,6 +224,17 @@ struct p4e_npeer {
 	struct p4u_list block_link;	/* in pt->blocked */
 	struct p4u_list ack_link;	/* in ni->ack_pending */
 	uint64_t ack_since_ns;
+	/* responses and control messages the transport could not take yet,
+	 * in order; requests wait behind them (an ACK must never be passed
+	 * by a later cumulative ack) */
+	struct p4u_list deferred;	/* struct p4e_defer */
+	struct p4u_list defer_link;	/* in ni->deferring */
+};
+
+struct p4e_defer {
+	struct p4u_list link;
+	size_t len;
+	uint8_t data[];
 };
 
 /* Initiator operation states. */
@@ -247,7 +275,27 @@ struct p4e_op {
 	struct p4w_cookie cookie;
 	void *bounce;			/* copied payload (+ compare) */
 	uint64_t bounce_len;
+	unsigned xflags;		/* P4E_XFER_* */
+	/* the caller's iovec when it gave one (p4e_xfer.iov), else the
+	 * region is md's at local_offset: see p4e_op_region() */
+	uint32_t iovcnt;
+	struct iovec iov[P4E_XFER_IOV_MAX];
 };
+
+/* The local buffer of an operation as (start, iovcnt, offset). */
+static inline void p4e_op_region(const struct p4e_op *op, void **start_p,
+				 uint32_t *iovcnt_p, uint64_t *offset_p)
+{
+	if (op->iovcnt) {
+		*start_p = (void *)op->iov;
+		*iovcnt_p = op->iovcnt;
+		*offset_p = 0;
+	} else {
+		*start_p = op->md->start;
+		*iovcnt_p = op->md->iovcnt;
+		*offset_p = op->local_offset;
+	}
+}
 
 /* Target-side work that outlives one message (pulls, pushes). */
 struct p4e_tgt_op {
@@ -260,6 +308,7 @@ struct p4e_tgt_op {
 	uint8_t list;
 	uint8_t event_type;
 	uint8_t atomic_op, atomic_type;
+	uint8_t ev_flags;		/* P4E_EVENT_F_* */
 	uint32_t pt_index;
 	uint32_t initiator;
 	uint32_t uid;
@@ -292,12 +341,14 @@ struct p4e_ni {
 	struct p4u_pool tops;		/* struct p4e_tgt_op */
 	struct p4u_pool uhs;		/* struct p4e_uh */
 	struct p4u_pool bounces;	/* max_volatile_size blocks */
+	struct p4u_pool iovbufs;	/* struct p4e_iovbuf */
 	struct p4e_npeer **npeers;	/* by peer id */
 	uint32_t npeers_cap;
 	uint32_t *map;			/* logical: rank -> peer id */
 	uint32_t map_len;
 	struct p4u_list flush;		/* peers with queued sends */
 	struct p4u_list ack_pending;	/* peers owed a SEQ_ACK */
+	struct p4u_list deferring;	/* peers with deferred messages */
 	uint32_t entries;		/* MEs in use (limit max_entries) */
 	uint32_t fc_blocked;		/* peers held by FC_RESEND */
 };
@@ -405,6 +456,16 @@ void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt);
 /* Fill hdr's ack fields for a message to np. */
 void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr);
 int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq);
+/*
+ * Send a response or control message (hdr already stamped). Never lost:
+ * what the transport refuses is copied and sent, in order, from progress.
+ */
+int p4e_npeer_send_msg(struct p4e_npeer *np, const void *hdr, size_t hdr_len,
+		       const struct iovec *iov, size_t iovcnt);
+void p4e_npeer_flush_deferred(struct p4e_npeer *np);
+void p4e_npeer_drop_deferred(struct p4e_npeer *np);
+/* Leave the PT's held list (link failure, PT freed). */
+void p4e_fc_unblock(struct p4e_npeer *np);
 
 /* Swaps whose operand carries compare values or masks. */
 static inline bool p4e_op_needs_compare(unsigned op)

@@ -68,8 +68,8 @@ int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_resp_pack(buf + sizeof(hdr), resp);
-	ret = p4t_send(ni->iface, np->conn, buf, sizeof(buf), iov, iovcnt,
-		       op_ctx);
+	(void)op_ctx;	/* responses are copied when they must wait */
+	ret = p4e_npeer_send_msg(np, buf, sizeof(buf), iov, iovcnt);
 	if (ret < 0)
 		p4u_warn_sparse(P4U_LOG_ENGINE,
 				"response to peer %u not sent: %d", np->id,
@@ -172,6 +172,8 @@ static void p4e_tgt_uh_fill(struct p4e_tgt_msg *m, struct p4e_uh *uh,
 	uh->mlength = mlength;
 	uh->remote_offset = req->remote_offset;
 	uh->hdr_data = req->hdr_data;
+	uh->ev_flags = (req->rflags & P4W_RF_HDR_DATA) ?
+		P4E_EVENT_F_HDR_DATA : 0;
 	if (m->parts.has_src)
 		uh->src = m->parts.src;
 	if (me) {
@@ -211,6 +213,7 @@ static void p4e_tgt_event_fill(const struct p4e_tgt_op *top,
 	ev->hdr_data = top->hdr_data;
 	ev->atomic_op = top->atomic_op;
 	ev->atomic_type = top->atomic_type;
+	ev->flags = top->ev_flags;
 }
 
 static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
@@ -238,6 +241,8 @@ static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 	top->offset = offset;
 	top->remote_offset = req->remote_offset;
 	top->hdr_data = req->hdr_data;
+	top->ev_flags = (req->rflags & P4W_RF_HDR_DATA) ?
+		P4E_EVENT_F_HDR_DATA : 0;
 	/* pitfall 4: an offset past the entry has no address (mlength 0) */
 	top->start = offset <= me->length ?
 		     p4e_region_addr(me->start, me->iovcnt, offset) : NULL;
@@ -446,7 +451,7 @@ static int p4e_tgt_old_alloc(struct p4e_ni *ni, uint64_t mlength,
 			p4e_tgt_old_free(ni, iov, cnt);
 			return -FI_EMSGSIZE;
 		}
-		iov[cnt].iov_base = p4u_pool_alloc(&ni->bounces);
+		iov[cnt].iov_base = p4u_pool_alloc_raw(&ni->bounces);
 		if (!iov[cnt].iov_base) {
 			p4e_tgt_old_free(ni, iov, cnt);
 			return -FI_EAGAIN;
@@ -704,6 +709,5 @@ void p4e_tgt_fail_peer(struct p4e_npeer *np)
 	 * is left. Its unexpected headers stay: eager data is here, and a
 	 * rendezvous one fails when a receive matches it (no link).
 	 */
-	p4u_list_remove(&np->block_link);
-	np->rx_blocked = false;
+	p4e_fc_unblock(np);
 }

@@ -51,6 +51,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "p4e.h"
 #include "p4u_compiler.h"
 #include "p4u_list.h"
 #include "p4u_lock.h"
@@ -88,6 +89,8 @@ struct p4f_params {
 	size_t peer_timeout_ms;
 	int progress_thread;
 	int stats;
+	char *transport;	/* "tcp" (default), "loop" (in-process, tests) */
+	size_t ack_delay_us;
 };
 
 extern struct p4f_params p4f_params;
@@ -150,11 +153,16 @@ struct p4f_domain {
 	struct p4f_mr_table *mr_table;	/* p4f_mr.h */
 	struct fid_eq *eq;		/* fi_domain_bind(eq) */
 	uint64_t eq_flags;
+	struct p4e_dom *edom;		/* the engine's domain */
+	const struct p4t_ops *transport;
+	struct p4u_list eps;		/* enabled endpoints, for progress */
 };
 
 int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain_p, void *context);
-/* Progress the domain's transports; called by CQ/counter reads. */
+
+/* Progress the domain's engine and transports; with the domain lock held
+ * (CQ, counter and poll-set reads call it). */
 int p4f_domain_progress(struct p4f_domain *domain);
 
 static inline struct p4f_domain *p4f_domain_of(struct fid_domain *fid)
@@ -182,6 +190,27 @@ enum p4f_ep_cntr_slot {
 /* FI_OPT_MIN_MULTI_RECV until the application sets it. */
 #define P4F_MIN_MULTI_RECV_DEFAULT	64
 
+/* An event sink of an endpoint: engine events become CQ entries. */
+struct p4f_sink {
+	struct p4e_eq eq;
+	struct p4f_ep *ep;
+};
+
+/* One overflow buffer for unexpected eager data (p4f_sink.c). */
+struct p4f_oflow {
+	struct p4u_list link;		/* in ep->oflow_repost while unlinked */
+	uint32_t pt;
+	void *buf;
+	uint64_t me;
+};
+
+/* The portal table indexes of an endpoint's NI (DESIGN.md §3). */
+enum p4f_pt_index {
+	P4F_PT_TAG = 0,
+	P4F_PT_MSG = 1,
+	P4F_PT_COUNT,
+};
+
 struct p4f_ep {
 	struct fid_ep ep_fid;
 	struct p4f_domain *domain;
@@ -200,12 +229,63 @@ struct p4f_ep {
 	struct p4f_av *av;
 	struct p4f_eq *eq;
 	size_t min_multi_recv;
-	int listen_fd;			/* until the TCP transport owns it */
 	union p4f_sockaddr addr;	/* what fi_getname returns */
+	/* engine state */
+	struct p4e_ni *ni;
+	struct p4u_list dom_link;	/* in domain->eps once enabled */
+	struct p4f_sink rx_sink;	/* PT events: receives */
+	struct p4f_sink tx_sink;	/* MD events: sends */
+	uint64_t md_all;		/* the whole address space */
+	uint64_t md_volatile;		/* the same, copied at post (inject) */
+	struct p4f_oflow *oflow;	/* P4F_PT_COUNT * p4f_params count */
+	size_t noflow;
+	struct p4u_list oflow_repost;
+	size_t tx_pending;		/* sends posted, not completed */
+	size_t rx_pending;		/* receives posted, not completed */
+	size_t tx_size, rx_size;	/* limits: beyond them -FI_EAGAIN */
+	size_t inject_size;
+	uint64_t peek_discard;		/* FI_PEEK | FI_DISCARD: found message */
 };
 
 int p4f_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep_p, void *context);
+
+static inline struct p4f_ep *p4f_ep_of(struct fid_ep *fid)
+{
+	return container_of(fid, struct p4f_ep, ep_fid);
+}
+
+/* p4f_sink.c: event sinks, overflow buffers */
+extern const struct p4e_eq_ops p4f_sink_rx_ops;
+extern const struct p4e_eq_ops p4f_sink_tx_ops;
+int p4f_oflow_post_all(struct p4f_ep *ep);
+void p4f_oflow_free_all(struct p4f_ep *ep);
+/* Append again the overflow buffers the engine gave back (not from a sink). */
+void p4f_oflow_repost_locked(struct p4f_ep *ep);
+/* fi_addr of an engine peer id for FI_SOURCE. */
+fi_addr_t p4f_ep_src_addr_locked(struct p4f_ep *ep, uint32_t peer);
+
+/* p4f_xfer.c: the message and tagged data path shared by p4f_msg.c and
+ * p4f_tagged.c */
+struct p4f_xfer_args {
+	const struct iovec *iov;
+	size_t count;
+	fi_addr_t addr;
+	uint64_t tag;
+	uint64_t ignore;
+	uint64_t data;
+	void *context;
+	uint64_t flags;
+};
+
+ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
+		      const struct p4f_xfer_args *a);
+ssize_t p4f_xfer_recv(struct p4f_ep *ep, uint32_t pt,
+		      const struct p4f_xfer_args *a);
+ssize_t p4f_ep_cancel_locked(struct p4f_ep *ep, void *context);
+
+extern struct fi_ops_msg p4f_msg_ops;
+extern struct fi_ops_tagged p4f_tagged_ops;
 
 /* ---- getinfo / attributes (p4f_getinfo.c, p4f_attr.c) ------------------ */
 

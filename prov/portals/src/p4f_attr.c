@@ -37,7 +37,9 @@
  * they are implemented. Tx, rx and domain caps and the op flags below are
  * derived from it; nothing else changes when it grows.
  */
-#define P4F_CAPS		(FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define P4F_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE | \
+				 FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 /*
  * fi_getinfo(3) sorts capabilities into primary ones, primary modifiers

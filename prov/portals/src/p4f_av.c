@@ -42,6 +42,7 @@ struct p4f_av_entry {
 	union p4f_sockaddr addr;
 	struct p4u_hash_node node;	/* in av->addr_hash while used */
 	fi_addr_t index;
+	uint32_t peer;			/* the engine's peer id, or UINT32_MAX */
 	bool used;
 };
 
@@ -60,6 +61,8 @@ struct p4f_av {
 	size_t holes;			/* unused indexes below high */
 	size_t first_free;		/* no unused index below this one */
 	struct p4u_hash addr_hash;	/* used entries, by address */
+	fi_addr_t *by_peer;		/* engine peer id -> fi_addr (FI_SOURCE) */
+	size_t by_peer_cap;
 };
 
 /* The i-th address of an insert call: 0, or a negative error for it alone. */
@@ -243,6 +246,38 @@ static int p4f_av_slot_alloc_locked(struct p4f_av *av, size_t *index_p)
 	return 0;
 }
 
+/*
+ * Name the entry's address in the engine (peer ids are domain-wide, like
+ * the AV) and remember the reverse, so sends find their peer and FI_SOURCE
+ * finds its fi_addr in O(1). With duplicates the earliest insert answers.
+ */
+static void p4f_av_peer_bind_locked(struct p4f_av *av,
+				    struct p4f_av_entry *entry)
+{
+	fi_addr_t *by_peer;
+	size_t cap, i;
+	uint32_t peer;
+
+	if (p4e_peer_lookup(av->domain->edom, &entry->addr,
+			    p4f_sockaddr_len(&entry->addr.sa), &peer))
+		return;	/* out of peers: sends to it will fail */
+	entry->peer = peer;
+	if (peer >= av->by_peer_cap) {
+		cap = av->by_peer_cap ? av->by_peer_cap : 64;
+		while (cap <= peer)
+			cap *= 2;
+		by_peer = realloc(av->by_peer, cap * sizeof(*by_peer));
+		if (!by_peer)
+			return;
+		for (i = av->by_peer_cap; i < cap; i++)
+			by_peer[i] = FI_ADDR_NOTAVAIL;
+		av->by_peer = by_peer;
+		av->by_peer_cap = cap;
+	}
+	if (av->by_peer[peer] == FI_ADDR_NOTAVAIL)
+		av->by_peer[peer] = entry->index;
+}
+
 static int p4f_av_add_locked(struct p4f_av *av, const union p4f_sockaddr *sa,
 			     fi_addr_t *fi_addr_p)
 {
@@ -257,7 +292,9 @@ static int p4f_av_add_locked(struct p4f_av *av, const union p4f_sockaddr *sa,
 	entry->addr = *sa;
 	entry->index = index;
 	entry->used = true;
+	entry->peer = UINT32_MAX;
 	p4u_hash_insert(&av->addr_hash, &entry->node, p4f_av_addr_hash(sa));
+	p4f_av_peer_bind_locked(av, entry);
 	*fi_addr_p = index;
 	return 0;
 }
@@ -276,6 +313,11 @@ static struct p4f_av_entry *p4f_av_entry_find_locked(struct p4f_av *av,
 static void p4f_av_del_locked(struct p4f_av *av, struct p4f_av_entry *entry)
 {
 	p4u_hash_remove(&av->addr_hash, &entry->node);
+	if (entry->peer < av->by_peer_cap &&
+	    av->by_peer[entry->peer] == entry->index)
+		/* a duplicate of the address may still answer for the peer */
+		av->by_peer[entry->peer] =
+			p4f_av_reverse_lookup_locked(av, &entry->addr.sa);
 	entry->used = false;
 	av->holes++;
 	if (entry->index < av->first_free)
@@ -290,6 +332,26 @@ const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
 	p4u_lock_assert_held(&av->domain->lock);
 	entry = p4f_av_entry_find_locked(av, fi_addr);
 	return entry ? &entry->addr : NULL;
+}
+
+int p4f_av_peer_locked(struct p4f_av *av, fi_addr_t fi_addr,
+		       uint32_t *peer_p)
+{
+	struct p4f_av_entry *entry = p4f_av_entry_find_locked(av, fi_addr);
+
+	if (!entry)
+		return -FI_EINVAL;
+	if (entry->peer == UINT32_MAX)
+		p4f_av_peer_bind_locked(av, entry);
+	if (entry->peer == UINT32_MAX)
+		return -FI_ENOMEM;
+	*peer_p = entry->peer;
+	return 0;
+}
+
+fi_addr_t p4f_av_peer_addr_locked(struct p4f_av *av, uint32_t peer)
+{
+	return peer < av->by_peer_cap ? av->by_peer[peer] : FI_ADDR_NOTAVAIL;
 }
 
 fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
@@ -869,6 +931,7 @@ static int p4f_av_close(struct fid *fid)
 		free(av->chunks[i]);
 	free(av->chunks);
 	p4u_hash_fini(&av->addr_hash);
+	free(av->by_peer);
 	free(av);
 	atomic_fetch_sub(&domain->ref, 1);
 	return 0;

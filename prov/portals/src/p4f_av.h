@@ -33,5 +33,10 @@ const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
  */
 fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
 				       const struct sockaddr *sa);
+/* The engine peer id of fi_addr (sends, directed receives). */
+int p4f_av_peer_locked(struct p4f_av *av, fi_addr_t fi_addr,
+		       uint32_t *peer_p);
+/* fi_addr of an engine peer id (FI_SOURCE), or FI_ADDR_NOTAVAIL. O(1). */
+fi_addr_t p4f_av_peer_addr_locked(struct p4f_av *av, uint32_t peer);
 
 #endif /* P4F_AV_H */

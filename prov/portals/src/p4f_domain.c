@@ -10,11 +10,37 @@
 
 #include "p4f.h"
 
+/* Budget of one progress call: enough to drain a burst, bounded so a
+ * reader of one CQ is not held forever by a flood. */
+#define P4F_PROGRESS_BUDGET 256
+
 int p4f_domain_progress(struct p4f_domain *domain)
 {
-	/* Nothing moves data yet: the engine and transports hook in here. */
-	(void)domain;
-	return 0;
+	struct p4f_ep *ep;
+	int done;
+
+	p4u_lock_assert_held(&domain->lock);
+	done = p4e_dom_progress(domain->edom, P4F_PROGRESS_BUDGET);
+	/* overflow buffers the engine gave back go in again, outside the
+	 * engine's callbacks */
+	p4u_list_foreach_entry(&domain->eps, ep, struct p4f_ep, dom_link)
+		if (!p4u_list_empty(&ep->oflow_repost))
+			p4f_oflow_repost_locked(ep);
+	return done;
+}
+
+/* The transport FI_PORTALS_TRANSPORT names. */
+static const struct p4t_ops *p4f_domain_transport(void)
+{
+	const char *name = p4f_params.transport;
+
+	if (!name || !*name || !strcmp(name, "tcp") || !strcmp(name, "auto"))
+		return &p4t_tcp_ops;
+	if (!strcmp(name, "loop"))
+		return &p4t_loop_ops;
+	FI_WARN(&p4f_prov, FI_LOG_DOMAIN,
+		"unknown FI_PORTALS_TRANSPORT %s: using tcp\n", name);
+	return &p4t_tcp_ops;
 }
 
 static int p4f_domain_close(struct fid *fid)
@@ -30,6 +56,7 @@ static int p4f_domain_close(struct fid *fid)
 	}
 	if (domain->eq)
 		p4f_eq_put(p4f_eq_of(domain->eq));
+	p4e_dom_destroy(domain->edom);
 	p4f_mr_table_destroy(domain->mr_table);
 	atomic_fetch_sub(&domain->fabric->ref, 1);
 	fi_freeinfo(domain->info);
@@ -153,6 +180,11 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	ret = p4f_mr_table_create(&domain->mr_table);
 	if (ret)
 		goto err_freeinfo;
+	ret = p4e_dom_create(NULL, &domain->edom);
+	if (ret)
+		goto err_mr_table;
+	domain->transport = p4f_domain_transport();
+	p4u_list_init(&domain->eps);
 
 	memcpy(domain->ifname, iface.name, sizeof(domain->ifname));
 	domain->ifaddr = iface.addr;
@@ -182,6 +214,8 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	*domain_p = &domain->domain_fid;
 	return 0;
 
+err_mr_table:
+	p4f_mr_table_destroy(domain->mr_table);
 err_freeinfo:
 	fi_freeinfo(domain->info);
 err_free:

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <netinet/tcp.h>
 
 #include "p4f.h"
 
@@ -19,63 +18,64 @@ static struct p4f_ep *p4f_ep_of_fid(struct fid *fid)
 	return container_of(fid, struct p4f_ep, ep_fid.fid);
 }
 
-/* Bind the listening socket to addr, honouring the port range. */
-static int p4f_ep_listen_bind(int fd, union p4f_sockaddr *addr)
-{
-	socklen_t len = p4f_sockaddr_len(&addr->sa);
-	in_port_t *port = addr->sa.sa_family == AF_INET ?
-		&addr->sin.sin_port : &addr->sin6.sin6_port;
-	size_t p;
-
-	if (*port || !p4f_params.port_low)
-		return bind(fd, &addr->sa, len) ? -errno : 0;
-
-	for (p = p4f_params.port_low; p <= p4f_params.port_high; p++) {
-		*port = htons((uint16_t)p);
-		if (!bind(fd, &addr->sa, len))
-			return 0;
-		if (errno != EADDRINUSE)
-			return -errno;
-	}
-	*port = 0;
-	return -EADDRINUSE;
-}
-
 /*
- * Create the endpoint's socket at addr (port 0 = let the kernel choose)
- * and record the address it got: that is what fi_getname returns.
+ * Open the endpoint's engine NI listening at addr (port 0: the kernel's or
+ * FI_PORTALS_PORT_LOW..HIGH's choice) and record the address it got: that
+ * is what fi_getname returns. The NI exists from fi_endpoint on so the name
+ * is known before fi_enable; PTs and buffers come with fi_enable.
  */
-static int p4f_ep_open_socket(struct p4f_ep *ep, const union p4f_sockaddr *addr)
+static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 {
-	union p4f_sockaddr bound = *addr;
-	socklen_t len = sizeof(bound);
-	int fd, ret, one = 1;
+	struct p4f_domain *domain = ep->domain;
+	struct p4e_ni_attr attr = {
+		.options = P4E_NI_MATCHING | P4E_NI_PHYSICAL,
+		.transport = domain->transport,
+		.addr = addr,
+		.addrlen = p4f_sockaddr_len(&addr->sa),
+		.port_low = (uint16_t)p4f_params.port_low,
+		.port_high = (uint16_t)p4f_params.port_high,
+		.uid = (uint32_t)getuid(),
+		.eager_size = p4f_params.eager_size,
+		.rma_chunk = p4f_params.rdzv_chunk,
+		.peer_timeout_ms = p4f_params.peer_timeout_ms,
+		.ack_delay_ns = p4f_params.ack_delay_us * 1000,
+	};
+	union p4f_sockaddr bound;
+	size_t len = sizeof(bound);
+	struct p4e_ni *ni;
+	int ret;
 
-	fd = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ret = p4f_ep_listen_bind(fd, &bound);
-	if (ret) {
-		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL, "bind failed: %s\n",
-			strerror(-ret));
-		close(fd);
-		return ret == -EADDRINUSE ? -FI_EADDRINUSE : -FI_EINVAL;
+	/* every send and posted receive may wait on the engine at once */
+	attr.desired.max_ops = (uint32_t)P4U_MIN(ep->tx_size + ep->rx_size,
+						 1u << 20);
+	attr.desired.max_volatile_size = ep->inject_size;
+	p4u_lock_acquire(&domain->lock);
+	ret = p4e_ni_create(domain->edom, &attr, &ni);
+	if (!ret) {
+		ret = p4e_ni_getname(ni, &bound, &len);
+		if (ret)
+			p4e_ni_destroy(ni);
 	}
-	if (getsockname(fd, &bound.sa, &len)) {
-		ret = -errno;
-		close(fd);
+	p4u_lock_release(&domain->lock);
+	if (ret) {
+		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL,
+			"cannot open the endpoint's network interface: %s\n",
+			fi_strerror(-ret));
 		return ret;
 	}
-	if (ep->listen_fd >= 0)
-		close(ep->listen_fd);
-	ep->listen_fd = fd;
+	if (ep->ni) {
+		p4u_lock_acquire(&domain->lock);
+		p4e_ni_destroy(ep->ni);
+		p4u_lock_release(&domain->lock);
+	}
+	ep->ni = ni;
 	ep->addr = bound;
 	return 0;
 }
 
 /* ---- fi_ops ------------------------------------------------------------ */
+
+static void p4f_ep_wait_fds(struct p4f_ep *ep, bool add);
 
 static void p4f_ep_unbind_all(struct p4f_ep *ep)
 {
@@ -109,9 +109,16 @@ static int p4f_ep_close(struct fid *fid)
 			"endpoint still has %d aliases\n", atomic_load(&ep->ref));
 		return -FI_EBUSY;
 	}
+	p4u_lock_acquire(&ep->domain->lock);
+	if (ep->enabled) {
+		p4f_ep_wait_fds(ep, false);
+		p4u_list_remove(&ep->dom_link);
+	}
+	/* the NI fails what is still pending; its events go nowhere now */
+	p4e_ni_destroy(ep->ni);
+	p4f_oflow_free_all(ep);
+	p4u_lock_release(&ep->domain->lock);
 	p4f_ep_unbind_all(ep);
-	if (ep->listen_fd >= 0)
-		close(ep->listen_fd);
 	atomic_fetch_sub(&ep->domain->ref, 1);
 	fi_freeinfo(ep->info);
 	free(ep);
@@ -241,8 +248,63 @@ static int p4f_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
+/* Let blocking CQ / counter waits sleep on the NI's transport too. */
+static void p4f_ep_wait_fds(struct p4f_ep *ep, bool add)
+{
+	struct p4f_wait *waits[2 + P4F_CNTR_MAX];
+	int fd = p4e_ni_wait_fd(ep->ni), i, n = 0;
+
+	if (fd < 0)
+		return;
+	if (ep->tx_cq)
+		waits[n++] = p4f_cq_waitobj(ep->tx_cq);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		waits[n++] = p4f_cq_waitobj(ep->rx_cq);
+	for (i = 0; i < P4F_CNTR_MAX; i++)
+		if (ep->cntrs[i])
+			waits[n++] = p4f_cntr_waitobj(ep->cntrs[i]);
+	for (i = 0; i < n; i++) {
+		if (!waits[i] || !p4f_wait_enabled(waits[i]))
+			continue;
+		if (add)
+			p4f_wait_add_fd(waits[i], fd);
+		else
+			p4f_wait_del_fd(waits[i], fd);
+	}
+}
+
+/* PTs, MDs and overflow buffers: what the data path needs. */
+static int p4f_ep_engine_setup_locked(struct p4f_ep *ep)
+{
+	struct p4e_md_desc md = {
+		.start = NULL,
+		.length = P4E_SIZE_MAX,
+		.eq = &ep->tx_sink.eq,
+		.ct = P4E_HANDLE_NONE,
+	};
+	uint32_t pt, index;
+	int ret;
+
+	for (pt = 0; pt < P4F_PT_COUNT; pt++) {
+		ret = p4e_pt_alloc(ep->ni, P4E_PT_FC_RESEND, &ep->rx_sink.eq,
+				   pt, &index);
+		if (ret)
+			return ret;
+	}
+	ret = p4e_md_bind(ep->ni, &md, &ep->md_all);
+	if (ret)
+		return ret;
+	md.options = P4E_MD_VOLATILE;
+	ret = p4e_md_bind(ep->ni, &md, &ep->md_volatile);
+	if (ret)
+		return ret;
+	return p4f_oflow_post_all(ep);
+}
+
 static int p4f_ep_enable(struct p4f_ep *ep)
 {
+	int ret;
+
 	if (ep->enabled)
 		return 0;
 	if (!ep->av) {
@@ -250,10 +312,18 @@ static int p4f_ep_enable(struct p4f_ep *ep)
 			"an RDM endpoint needs an AV before fi_enable\n");
 		return -FI_ENOAV;
 	}
-	if (listen(ep->listen_fd, SOMAXCONN))
-		return -errno;
-	ep->enabled = true;
-	return 0;
+	p4u_lock_acquire(&ep->domain->lock);
+	ret = p4f_ep_engine_setup_locked(ep);
+	if (!ret) {
+		ep->enabled = true;
+		p4u_list_insert_tail(&ep->domain->eps, &ep->dom_link);
+		p4f_ep_wait_fds(ep, true);
+	}
+	p4u_lock_release(&ep->domain->lock);
+	if (ret)
+		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL, "fi_enable failed: %s\n",
+			fi_strerror(-ret));
+	return ret;
 }
 
 static int p4f_ep_control(struct fid *fid, int command, void *arg)
@@ -307,8 +377,15 @@ static struct fi_ops p4f_ep_fi_ops = {
 
 static ssize_t p4f_ep_cancel(fid_t fid, void *context)
 {
-	/* Nothing is ever queued until messaging lands: nothing to cancel. */
-	return -FI_ENOENT;
+	struct p4f_ep *ep = p4f_ep_of_fid(fid);
+	ssize_t ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	p4u_lock_acquire(&ep->domain->lock);
+	ret = p4f_ep_cancel_locked(ep, context);
+	p4u_lock_release(&ep->domain->lock);
+	return ret;
 }
 
 static int p4f_ep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -352,14 +429,16 @@ static ssize_t p4f_ep_rx_size_left(struct fid_ep *fid)
 {
 	struct p4f_ep *ep = container_of(fid, struct p4f_ep, ep_fid);
 
-	return ep->enabled ? (ssize_t)ep->info->rx_attr->size : -FI_EOPBADSTATE;
+	return ep->enabled ? (ssize_t)(ep->rx_size - ep->rx_pending) :
+			     -FI_EOPBADSTATE;
 }
 
 static ssize_t p4f_ep_tx_size_left(struct fid_ep *fid)
 {
 	struct p4f_ep *ep = container_of(fid, struct p4f_ep, ep_fid);
 
-	return ep->enabled ? (ssize_t)ep->info->tx_attr->size : -FI_EOPBADSTATE;
+	return ep->enabled ? (ssize_t)(ep->tx_size - ep->tx_pending) :
+			     -FI_EOPBADSTATE;
 }
 
 static struct fi_ops_ep p4f_ep_ops = {
@@ -404,7 +483,7 @@ static int p4f_ep_setname(fid_t fid, void *addr, size_t addrlen)
 	memcpy(&sa, addr, addrlen);
 	if (sa.sa.sa_family != ep->addr.sa.sa_family)
 		return -FI_EINVAL;
-	return p4f_ep_open_socket(ep, &sa);
+	return p4f_ep_ni_open(ep, &sa);
 }
 
 static struct fi_ops_cm p4f_ep_cm_ops = {
@@ -451,17 +530,28 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->listen_fd = -1;
 	ep->info = fi_dupinfo(info);
 	if (!ep->info) {
 		ret = -FI_ENOMEM;
 		goto err_free;
 	}
-	ret = p4f_ep_open_socket(ep, &addr);
+	ep->domain = domain;
+	ep->tx_size = info->tx_attr && info->tx_attr->size ?
+		info->tx_attr->size : p4f_params.tx_size;
+	ep->rx_size = info->rx_attr && info->rx_attr->size ?
+		info->rx_attr->size : p4f_params.rx_size;
+	ep->inject_size = info->tx_attr && info->tx_attr->inject_size ?
+		info->tx_attr->inject_size : p4f_params.inject_size;
+	p4u_list_init(&ep->dom_link);
+	p4u_list_init(&ep->oflow_repost);
+	ep->rx_sink.eq.ops = &p4f_sink_rx_ops;
+	ep->rx_sink.ep = ep;
+	ep->tx_sink.eq.ops = &p4f_sink_tx_ops;
+	ep->tx_sink.ep = ep;
+	ret = p4f_ep_ni_open(ep, &addr);
 	if (ret)
 		goto err_freeinfo;
 
-	ep->domain = domain;
 	ep->caps = info->caps;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
@@ -472,8 +562,8 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.fid.ops = &p4f_ep_fi_ops;
 	ep->ep_fid.ops = &p4f_ep_ops;
 	ep->ep_fid.cm = &p4f_ep_cm_ops;
-	ep->ep_fid.msg = (struct fi_ops_msg *)&p4u_no_msg_ops;
-	ep->ep_fid.tagged = (struct fi_ops_tagged *)&p4u_no_tagged_ops;
+	ep->ep_fid.msg = &p4f_msg_ops;
+	ep->ep_fid.tagged = &p4f_tagged_ops;
 	ep->ep_fid.rma = (struct fi_ops_rma *)&p4u_no_rma_ops;
 	ep->ep_fid.atomic = (struct fi_ops_atomic *)&p4u_no_atomic_ops;
 	ep->ep_fid.collective =

@@ -79,6 +79,14 @@ static const struct p4u_param p4f_param_table[] = {
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",
 	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
+	{ "transport", P4U_PARAM_STR,
+	  "Transport: tcp, or loop (in-process only, for the provider's own "
+	  "tests)",
+	  { .str = "tcp" }, &p4f_params.transport, 0, 0 },
+	{ "ack_delay_us", P4U_PARAM_SIZE,
+	  "Microseconds a target may wait before acknowledging received "
+	  "messages on their own (acks ride on reply traffic meanwhile)",
+	  { .size = 0 }, &p4f_params.ack_delay_us, 0, 1000000 },
 	{ "stats", P4U_PARAM_BOOL,
 	  "Print per-endpoint statistics when an endpoint is closed",
 	  { .bval = 0 }, &p4f_params.stats, 0, 0 },

@@ -315,8 +315,6 @@ Test(eng_fc, flowctrl_event_space_use_once)
 	uint64_t md;
 	int i;
 
-	cr_skip_test("engine bug: p4e_tgt.c p4e_tgt_request reserves 2 EQ "
-		     "slots, an op may need 2 + PT_DISABLED");
 	open_node(&nb, 0, 0, P4E_PT_FLOWCTRL, 4);
 	for (i = 0; i < 3; i++)
 		append(&nb, rbuf + i * SSLOT, 64, P4E_ME_OP_PUT |
@@ -367,8 +365,6 @@ Test(eng_fc, plain_drop_is_no_flowctrl_episode)
 {
 	uint64_t md;
 
-	cr_skip_test("engine bug: p4e_tgt.c p4e_tgt_flowctrl counts plain "
-		     "drops as P4E_SR_FLOWCTRL episodes");
 	open_node(&nb, 0, 0, 0, 64);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
 	flood(0, 3, 8, md);
@@ -602,8 +598,6 @@ Test(eng_fc, resend_receive_posted_last_resumes)
 	uint64_t md;
 	int i;
 
-	cr_skip_test("engine bug: p4e_me.c p4e_me_link: a priority append on "
-		     "an FC_RESEND PT never resumes held initiators");
 	open_node(&nb, 0, 0, P4E_PT_FC_RESEND, 1024);
 	/* four messages fit, then the overflow space is gone for good */
 	append(&nb, obuf, 256, P4E_ME_OP_PUT | P4E_ME_MANAGE_LOCAL, 0, ~0ULL,
@@ -843,8 +837,6 @@ Test(eng_fc, response_not_lost_on_full_link)
 {
 	uint64_t md;
 
-	cr_skip_test("engine bug: p4e_tgt.c p4e_tgt_respond_ctx drops an "
-		     "ACK/REPLY that p4t_send refuses with -FI_EAGAIN");
 	loop_only();
 	open_node(&nb, 0, 0, 0, 1024);
 	post_receives(0, 3, SSLOT);

@@ -649,10 +649,6 @@ Test(eng_put, response_survives_full_link)
 	uint64_t md;
 	int k;
 
-	cr_skip_test("engine bug: a response the transport refuses with "
-		     "-FI_EAGAIN is lost (p4e_tgt_respond_ctx; SEQ_ACKs in "
-		     "p4e_fc_send_ctrl too): needs a per-peer deferred send "
-		     "queue (p4e_priv.h), retried from progress (p4e_ni.c)");
 	need_loop();
 	fill(dst, 4096, 0x66);
 	append_me(1, dst, 4096, P4E_ME_OP_GET, 0, 0, NULL, 0);

@@ -199,16 +199,17 @@ Test(ep, op_flags_get_and_set)
 	cr_expect_eq(fi_control(&ep->fid, FI_GETOPSFLAG, &flags), -FI_EINVAL);
 }
 
-Test(ep, data_operations_not_there_yet)
+Test(ep, data_operations_before_enable_and_unsupported)
 {
-	char buf[8];
+	char buf[8] = { 0 };
 
+	cr_expect_eq(fi_send(ep, buf, sizeof(buf), NULL, 0, NULL),
+		     -FI_EOPBADSTATE, "not enabled yet");
 	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
 	cr_assert_eq(fi_enable(ep), 0);
-	cr_expect_eq(fi_send(ep, buf, sizeof(buf), NULL, 0, NULL), -FI_ENOSYS);
-	cr_expect_eq(fi_tsend(ep, buf, sizeof(buf), NULL, 0, 1, NULL),
-		     -FI_ENOSYS);
+	cr_expect_eq(fi_tsend(ep, buf, sizeof(buf), NULL, 12345, 1, NULL),
+		     -FI_EINVAL, "no such AV entry");
 	cr_expect_eq(fi_read(ep, buf, sizeof(buf), NULL, 0, 0, 0, NULL),
-		     -FI_ENOSYS);
+		     -FI_ENOSYS, "RMA is not there yet");
 	cr_expect_eq(fi_cancel(&ep->fid, buf), -FI_ENOENT);
 }

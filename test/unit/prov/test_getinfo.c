@@ -275,11 +275,15 @@ Test(getinfo, entry_attributes)
 	cr_expect_str_eq(info->fabric_attr->name, P4F_FABRIC_NAME);
 	cr_expect_str_eq(info->fabric_attr->prov_name, P4F_PROV_NAME);
 	cr_expect_eq(info->fabric_attr->prov_version, P4F_PROV_VERSION);
-	cr_expect_eq(info->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
+	cr_expect_eq(info->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+				  FI_DIRECTED_RECV | FI_MULTI_RECV |
+				  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM);
 	cr_expect_eq(info->mode, 0);
-	/* no data transfer yet: no tx/rx caps (comm caps are domain caps) */
-	cr_expect_eq(info->tx_attr->caps, 0);
-	cr_expect_eq(info->rx_attr->caps, 0);
+	/* messaging works: its caps, split by direction */
+	cr_expect_eq(info->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND);
+	cr_expect_eq(info->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RECV |
+					   FI_DIRECTED_RECV | FI_MULTI_RECV |
+					   FI_SOURCE);
 	cr_expect_eq(info->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
 	cr_expect_eq(info->domain_attr->mode, 0);
 	cr_expect_eq(info->domain_attr->mr_key_size, P4F_MR_KEY_SIZE);
@@ -328,26 +332,34 @@ Test(getinfo, sizes_come_from_the_environment)
 
 /* ---- capabilities, mode, endpoint type, address format ----------------- */
 
-Test(getinfo, data_caps_not_offered_yet)
+Test(getinfo, caps_not_offered_yet)
 {
 	static const uint64_t caps[] = {
-		FI_MSG, FI_TAGGED, FI_RMA, FI_ATOMIC, FI_DIRECTED_RECV,
-		FI_MULTI_RECV, FI_SOURCE, FI_TRIGGER, FI_SHARED_AV,
+		FI_RMA, FI_ATOMIC, FI_TRIGGER, FI_SHARED_AV, FI_RMA_EVENT,
+		FI_SOURCE_ERR, FI_COLLECTIVE,
 	};
 	size_t i;
 
 	for (i = 0; i < P4U_ARRAY_SIZE(caps); i++)
 		GI_REFUSED(V_NOW, h->caps = caps[i]);
-	GI_REFUSED(V_NOW, h->tx_attr->caps = FI_MSG);
+	GI_REFUSED(V_NOW, h->tx_attr->caps = FI_RMA);
 	GI_REFUSED(V_NOW, h->domain_attr->caps = FI_SHARED_AV);
 }
 
-Test(getinfo, comm_caps_offered)
+Test(getinfo, messaging_caps_offered)
 {
-	struct fi_info *list, *info = GI_WITH(h->caps = FI_LOCAL_COMM, &list);
+	struct fi_info *list, *info;
 
-	/* secondary caps the provider has are reported */
-	cr_expect_eq(info->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
+	info = GI_WITH(h->caps = FI_TAGGED | FI_DIRECTED_RECV, &list);
+	/* the primary caps asked for, both directions implied, and every
+	 * secondary cap the provider has */
+	cr_expect_eq(info->caps, FI_TAGGED | FI_DIRECTED_RECV | FI_SEND |
+				 FI_RECV | FI_MULTI_RECV | FI_SOURCE |
+				 FI_LOCAL_COMM | FI_REMOTE_COMM);
+	fi_freeinfo(list);
+	info = GI_WITH(h->caps = FI_LOCAL_COMM, &list);
+	cr_expect_eq(info->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM),
+		     FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi_freeinfo(list);
 }
 
@@ -599,7 +611,9 @@ Test(getinfo, op_flags)
 	 * completion) */
 	GI_REPORTS((void)h, tx_attr->op_flags, 0);
 	GI_REPORTS((void)h, rx_attr->op_flags, 0);
-	GI_REFUSED(V_NOW, h->rx_attr->op_flags = FI_MULTI_RECV);
+	GI_REPORTS(h->caps = FI_MSG | FI_MULTI_RECV;
+		   h->rx_attr->op_flags = FI_MULTI_RECV, rx_attr->op_flags,
+		   FI_MULTI_RECV);
 	GI_REFUSED(V_NOW, h->tx_attr->op_flags = FI_COMMIT_COMPLETE);
 }
 
@@ -936,9 +950,11 @@ Test(attr, template_copy)
 
 Test(attr, caps_subset_of_the_provider)
 {
-	ask->caps = FI_TAGGED;
+	ask->caps = FI_RMA;
 	GI_CHECK(V_NOW, &p4f_info_template, ask, -FI_ENODATA);
 	GI_CHECK(V_NOW, syn, ask, 0);
+	ask->caps = FI_TAGGED;
+	GI_CHECK(V_NOW, &p4f_info_template, ask, 0);
 	ask->caps = FI_TAGGED | FI_COLLECTIVE;
 	GI_CHECK(V_NOW, syn, ask, -FI_ENODATA);
 	/* FI_MSG alone implies both directions: a provider listing only FI_MSG
@@ -979,8 +995,9 @@ Test(attr, modifiers_restrict)
 Test(attr, ctx_caps)
 {
 	/* receive-only caps in tx_attr are ignored, as libfabric does */
-	ask->tx_attr->caps = FI_TAGGED | FI_DIRECTED_RECV | FI_RECV;
+	ask->tx_attr->caps = FI_RMA | FI_DIRECTED_RECV | FI_RECV;
 	GI_CHECK(V_NOW, &p4f_info_template, ask, -FI_ENODATA);
+	ask->tx_attr->caps = FI_TAGGED | FI_DIRECTED_RECV | FI_RECV;
 	GI_CHECK(V_NOW, syn, ask, 0);
 	p4f_alter_info(V_NOW, syn, ask);
 	cr_expect_eq(syn->tx_attr->caps & (FI_DIRECTED_RECV | FI_RECV), 0);
