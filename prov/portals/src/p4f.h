@@ -88,7 +88,6 @@ struct p4f_params {
 	size_t oflow_buf_count;
 	size_t peer_timeout_ms;
 	int progress_thread;
-	int stats;
 	char *transport;	/* "tcp" (default), "loop" (in-process, tests) */
 	size_t ack_delay_us;
 };

@@ -17,8 +17,8 @@
 #define P4F_DEF_CQ_SIZE		4096
 #define P4F_DEF_TX_SIZE		4096
 #define P4F_DEF_RX_SIZE		65536
-#define P4F_DEF_OFLOW_BUF_SIZE	(1 << 20)
-#define P4F_DEF_OFLOW_BUF_COUNT	64
+#define P4F_DEF_OFLOW_BUF_SIZE	(256 << 10)
+#define P4F_DEF_OFLOW_BUF_COUNT	16
 #define P4F_DEF_PEER_TIMEOUT	30000
 
 struct p4f_params p4f_params = {
@@ -70,7 +70,8 @@ static const struct p4u_param p4f_param_table[] = {
 	  "Size of one overflow buffer for unexpected eager data",
 	  { .size = P4F_DEF_OFLOW_BUF_SIZE }, &p4f_params.oflow_buf_size, 65536, 1 << 30 },
 	{ "oflow_buf_count", P4U_PARAM_SIZE,
-	  "Overflow buffers per endpoint; beyond them flow control holds senders",
+	  "Overflow buffers per receive portal (tagged and untagged each); "
+	  "beyond them flow control holds senders",
 	  { .size = P4F_DEF_OFLOW_BUF_COUNT }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
 	{ "peer_timeout", P4U_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
@@ -87,9 +88,6 @@ static const struct p4u_param p4f_param_table[] = {
 	  "Microseconds a target may wait before acknowledging received "
 	  "messages on their own (acks ride on reply traffic meanwhile)",
 	  { .size = 0 }, &p4f_params.ack_delay_us, 0, 1000000 },
-	{ "stats", P4U_PARAM_BOOL,
-	  "Print per-endpoint statistics when an endpoint is closed",
-	  { .bval = 0 }, &p4f_params.stats, 0, 0 },
 };
 
 static void p4f_cleanup(void)
