@@ -3,12 +3,12 @@
  * directory: valid messages of every engine type (PUT eager and
  * rendezvous, GET with and without push, ATOMIC, FETCH, SWAP, ACK, REPLY
  * plain and pushed, SEQ_ACK, NACK, RESUME) aimed at the entries, PTs and
- * operations fuzz_target.c sets up, each in the input format described
- * at the top of fuzz_target.c ([configuration][records...]), scenarios
- * that need API actions between messages (unexpected message then
- * append, claim then deliver, flow control and resume, link failure,
- * triggered operations, operations posted mid-input), and one stream of
- * every single-message seed.
+ * operations fuzz_target_setup.c sets up, each in the input format
+ * described at the top of fuzz_target.c ([configuration][records...]),
+ * scenarios that need API actions between messages (unexpected message
+ * then append, claim then deliver, flow control and resume, link
+ * failure, triggered operations, operations posted mid-input), and one
+ * stream of every single-message seed.
  *
  * Not part of the build; the checked-in fuzz/corpus/target was made with
  *   cc -DHAVE_CONFIG_H -I$BUILDDIR -Iinclude fuzz/gen_corpus_target.c \
@@ -16,8 +16,9 @@
  *   rm -rf fuzz/corpus/target && mkdir fuzz/corpus/target
  *   ./gen_corpus_target fuzz/corpus/target
  * Packing goes through p4e_wire.c itself, so the seeds follow the layout.
- * The PT numbers, match bits, routes, action codes and operation numbers
- * below copy those of fuzz_target.c: keep them in sync.
+ * The PT numbers, match bits, routes and action codes below copy those of
+ * fuzz_target.h, the operation numbers those of fuzz_target_setup.c: keep
+ * them in sync.
  */
 #include <config.h>
 
@@ -28,7 +29,7 @@
 #include "p4e.h"
 #include "p4_wire.h"
 
-/* ---- copied from fuzz_target.c ---------------------------------------- */
+/* ---- copied from fuzz_target.h and fuzz_target_setup.c ---------------- */
 
 enum { P4E_FZ_CFG_PLAIN, P4E_FZ_CFG_TIGHT, P4E_FZ_CFG_LOGICAL,
        P4E_FZ_CFG_NOMATCH };

@@ -583,6 +583,7 @@ static int p4e_tgt_deliver(struct p4e_tgt_msg *m, struct p4e_me *me,
 struct p4e_tgt_accept {
 	uint64_t remote_offset;
 	uint64_t rlength;
+	bool rdzv;
 };
 
 static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
@@ -592,6 +593,11 @@ static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
 	uint64_t offset, mlength;
 
 	if (!(me->options & P4E_ME_NO_TRUNCATE))
+		return true;
+	/* an unexpected rendezvous leaves only its header here: its size
+	 * says nothing about whether it fits */
+	if (a->rdzv && me->list == P4E_OVERFLOW_LIST &&
+	    (me->options & P4E_ME_RDZV_HDR_ONLY))
 		return true;
 	p4e_me_place(me, a->remote_offset, a->rlength, false, &offset,
 		     &mlength);
@@ -665,6 +671,8 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 	}
 	acc.remote_offset = m.parts.req.remote_offset;
 	acc.rlength = m.parts.req.rlength;
+	acc.rdzv = hdr->type == P4W_PUT &&
+		   m.parts.req.proto == P4W_PROTO_RDZV;
 	e = p4e_mlist_match(&m.pt->prio, m.parts.req.match_bits, np->id,
 			    p4e_tgt_me_accept, &acc);
 	if (!e) {

@@ -16,7 +16,10 @@
  *                  transports of that domain. Inactive (a branch, no atomic)
  *                  when the domain is FI_THREAD_DOMAIN or
  *                  FI_THREAD_COMPLETION with manual progress, so Open MPI's
- *                  default path takes no lock; a mutex otherwise.
+ *                  default path takes no lock; a mutex otherwise, and
+ *                  always when the domain runs a progress thread
+ *                  (p4f_progress.c), which takes it around each round of
+ *                  p4f_domain_progress and sleeps in epoll_wait without it.
  *   eq->lock       an EQ is written from the control path of any domain of
  *                  its fabric, so it has its own always-active mutex; it is
  *                  taken after a domain lock, never before.
@@ -155,6 +158,7 @@ struct p4f_domain {
 	struct p4e_dom *edom;		/* the engine's domain */
 	const struct p4t_ops *transport;
 	struct p4u_list eps;		/* enabled endpoints, for progress */
+	struct p4f_progress *progress;	/* FI_PROGRESS_AUTO: the thread */
 };
 
 int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -163,6 +167,18 @@ int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 /* Progress the domain's engine and transports; with the domain lock held
  * (CQ, counter and poll-set reads call it). */
 int p4f_domain_progress(struct p4f_domain *domain);
+
+/*
+ * p4f_progress.c: the progress thread of an FI_PROGRESS_AUTO domain.
+ * start at fi_domain (the lock must be active), stop (joins) at fi_close.
+ * An enabled endpoint's NI wait fd is added at fi_enable and deleted at
+ * fi_close, with the domain lock held; no-ops without a thread.
+ */
+struct p4f_progress;
+int p4f_progress_start(struct p4f_domain *domain);
+void p4f_progress_stop(struct p4f_domain *domain);
+int p4f_progress_add_fd_locked(struct p4f_domain *domain, int fd);
+void p4f_progress_del_fd_locked(struct p4f_domain *domain, int fd);
 
 static inline struct p4f_domain *p4f_domain_of(struct fid_domain *fid)
 {
@@ -276,6 +292,15 @@ struct p4f_xfer_args {
 	void *context;
 	uint64_t flags;
 };
+
+/*
+ * Provider-internal operation flag (bit 63, unused by libfabric's op
+ * flags, never copied to a CQ entry): the operation came from an
+ * fi_inject* call, which writes no completion (fi_msg(3)). FI_INJECT
+ * itself only says the buffer is free on return: fi_sendmsg(FI_INJECT)
+ * and FI_INJECT in the op_flags still complete.
+ */
+#define P4F_XFER_INJECT_CALL	(1ULL << 63)
 
 ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 		      const struct p4f_xfer_args *a);

@@ -176,11 +176,12 @@ static struct fi_domain_attr p4f_domain_attr_template = {
 	/* control operations (AV, MR, CQ setup) complete in the call */
 	.control_progress = FI_PROGRESS_AUTO,
 	/*
-	 * Reading a CQ, counter or EQ progresses the domain. A progress
-	 * thread arrives with the TCP transport; until then hints asking
-	 * FI_PROGRESS_AUTO data progress find no match.
+	 * Reading a CQ, counter or EQ progresses the domain; hints asking
+	 * FI_PROGRESS_AUTO get a progress thread per domain as well
+	 * (p4f_progress.c). Reported: what the hints asked, else MANUAL
+	 * (p4f_alter_domain_attr).
 	 */
-	.data_progress = FI_PROGRESS_MANUAL,
+	.data_progress = FI_PROGRESS_AUTO,
 	.resource_mgmt = FI_RM_ENABLED,
 	.av_type = FI_AV_UNSPEC,
 	/* no bit required; the legacy modes it can serve (API < 1.5) */
@@ -903,6 +904,9 @@ static void p4f_alter_domain_attr(uint32_t version, struct fi_info *info,
 	attr->mr_mode = p4f_mr_mode_select(version, attr->mr_mode,
 					   p4f_hints_mr_mode(hints),
 					   info->caps);
+	/* no thread unless asked for: manual is cheaper when it is enough */
+	attr->data_progress = user && user->data_progress ?
+			      user->data_progress : FI_PROGRESS_MANUAL;
 	if (!user)
 		return;
 	if (user->caps & P4F_CAPS_DOMAIN)
@@ -913,8 +917,6 @@ static void p4f_alter_domain_attr(uint32_t version, struct fi_info *info,
 		attr->threading = user->threading;
 	if (user->control_progress)
 		attr->control_progress = user->control_progress;
-	if (user->data_progress)
-		attr->data_progress = user->data_progress;
 	if (user->av_type)
 		attr->av_type = user->av_type;
 	/* resource_mgmt stays FI_RM_ENABLED: the provider always protects */

@@ -1,7 +1,9 @@
 /*
  * p4f_domain.c - the domain object: one network interface (TCP) and,
  * later, its engine and transports. Owns the lock that guards every object
- * below it (see the lock design in p4f.h) and the MR key table.
+ * below it (see the lock design in p4f.h) and the MR key table. With
+ * FI_PROGRESS_AUTO data progress (or FI_PORTALS_PROGRESS_THREAD=1) it
+ * runs a progress thread from fi_domain to fi_close (p4f_progress.c).
  */
 #include <config.h>
 
@@ -54,6 +56,8 @@ static int p4f_domain_close(struct fid *fid)
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
+	/* first: the thread progresses the engine destroyed below */
+	p4f_progress_stop(domain);
 	if (domain->eq)
 		p4f_eq_put(p4f_eq_of(domain->eq));
 	p4e_dom_destroy(domain->edom);
@@ -199,6 +203,9 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		info->domain_attr->data_progress : FI_PROGRESS_MANUAL;
 	if (domain->data_progress == FI_PROGRESS_UNSPEC)
 		domain->data_progress = FI_PROGRESS_MANUAL;
+	/* the thread, once forced, makes progress automatic for everyone */
+	if (p4f_params.progress_thread)
+		domain->data_progress = FI_PROGRESS_AUTO;
 	domain->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
 	p4u_lock_init(&domain->lock,
 		      p4f_domain_lock_needed(domain->threading,
@@ -210,10 +217,18 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->domain_fid.fid.ops = &p4f_domain_fi_ops;
 	domain->domain_fid.ops = &p4f_domain_ops;
 	domain->domain_fid.mr = &p4f_mr_ops;
+	if (domain->data_progress == FI_PROGRESS_AUTO) {
+		ret = p4f_progress_start(domain);
+		if (ret)
+			goto err_lock;
+	}
 	atomic_fetch_add(&fabric->ref, 1);
 	*domain_p = &domain->domain_fid;
 	return 0;
 
+err_lock:
+	p4u_lock_fini(&domain->lock);
+	p4e_dom_destroy(domain->edom);
 err_mr_table:
 	p4f_mr_table_destroy(domain->mr_table);
 err_freeinfo:

@@ -75,7 +75,7 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 
 /* ---- fi_ops ------------------------------------------------------------ */
 
-static void p4f_ep_wait_fds(struct p4f_ep *ep, bool add);
+static int p4f_ep_wait_fds(struct p4f_ep *ep, bool add);
 
 static void p4f_ep_unbind_all(struct p4f_ep *ep)
 {
@@ -111,7 +111,7 @@ static int p4f_ep_close(struct fid *fid)
 	}
 	p4u_lock_acquire(&ep->domain->lock);
 	if (ep->enabled) {
-		p4f_ep_wait_fds(ep, false);
+		(void)p4f_ep_wait_fds(ep, false);
 		p4u_list_remove(&ep->dom_link);
 	}
 	/* the NI fails what is still pending; its events go nowhere now */
@@ -248,29 +248,58 @@ static int p4f_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
-/* Let blocking CQ / counter waits sleep on the NI's transport too. */
-static void p4f_ep_wait_fds(struct p4f_ep *ep, bool add)
+/*
+ * Who sleeps on the NI's transport wait fd: every CQ and counter bound to
+ * the endpoint that has a wait object (so fi_cq_sread, fi_cntr_wait,
+ * fi_wait and an application's poll on FI_GETWAIT's fd wake when the
+ * network has data, and under manual progress the woken thread makes the
+ * progress), and the domain's progress thread if it runs. Bindings are
+ * complete at fi_enable (bind after enable is refused), so the fd is added
+ * once then, and removed at fi_close before the NI closes it. An object
+ * bound twice (one CQ for both directions, one counter for several
+ * events) holds the fd once. Domain lock held.
+ */
+static int p4f_ep_wait_fds(struct p4f_ep *ep, bool add)
 {
-	struct p4f_wait *waits[2 + P4F_CNTR_MAX];
-	int fd = p4e_ni_wait_fd(ep->ni), i, n = 0;
+	struct p4f_wait *waits[2 + P4F_CNTR_MAX], *wait;
+	int fd = p4e_ni_wait_fd(ep->ni), i, j, n = 0, ret;
 
+	p4u_lock_assert_held(&ep->domain->lock);
 	if (fd < 0)
-		return;
-	if (ep->tx_cq)
-		waits[n++] = p4f_cq_waitobj(ep->tx_cq);
-	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-		waits[n++] = p4f_cq_waitobj(ep->rx_cq);
-	for (i = 0; i < P4F_CNTR_MAX; i++)
-		if (ep->cntrs[i])
-			waits[n++] = p4f_cntr_waitobj(ep->cntrs[i]);
-	for (i = 0; i < n; i++) {
-		if (!waits[i] || !p4f_wait_enabled(waits[i]))
-			continue;
-		if (add)
-			p4f_wait_add_fd(waits[i], fd);
+		return 0;
+	for (i = 0; i < 2 + P4F_CNTR_MAX; i++) {
+		if (i == 0)
+			wait = ep->tx_cq ? p4f_cq_waitobj(ep->tx_cq) : NULL;
+		else if (i == 1)
+			wait = ep->rx_cq ? p4f_cq_waitobj(ep->rx_cq) : NULL;
 		else
-			p4f_wait_del_fd(waits[i], fd);
+			wait = ep->cntrs[i - 2] ?
+			       p4f_cntr_waitobj(ep->cntrs[i - 2]) : NULL;
+		for (j = 0; wait && j < n; j++)
+			if (waits[j] == wait)
+				wait = NULL;
+		if (wait)
+			waits[n++] = wait;
 	}
+	if (!add) {
+		for (i = 0; i < n; i++)
+			p4f_wait_del_fd(waits[i], fd);
+		p4f_progress_del_fd_locked(ep->domain, fd);
+		return 0;
+	}
+	/* a waiter that missed the fd would sleep through arrivals: fail */
+	for (i = 0; i < n; i++) {
+		ret = p4f_wait_add_fd(waits[i], fd);
+		if (ret)
+			goto err_del;
+	}
+	ret = p4f_progress_add_fd_locked(ep->domain, fd);
+	if (!ret)
+		return 0;
+err_del:
+	while (i-- > 0)
+		p4f_wait_del_fd(waits[i], fd);
+	return ret;
 }
 
 /* PTs, MDs and overflow buffers: what the data path needs. */
@@ -314,10 +343,11 @@ static int p4f_ep_enable(struct p4f_ep *ep)
 	}
 	p4u_lock_acquire(&ep->domain->lock);
 	ret = p4f_ep_engine_setup_locked(ep);
+	if (!ret)
+		ret = p4f_ep_wait_fds(ep, true);
 	if (!ret) {
 		ep->enabled = true;
 		p4u_list_insert_tail(&ep->domain->eps, &ep->dom_link);
-		p4f_ep_wait_fds(ep, true);
 	}
 	p4u_lock_release(&ep->domain->lock);
 	if (ret)

@@ -93,7 +93,8 @@ static ssize_t p4f_msg_inject(struct fid_ep *fid, const void *buf, size_t len,
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct p4f_xfer_args a = {
-		.iov = &iov, .count = 1, .addr = dest_addr, .flags = FI_INJECT,
+		.iov = &iov, .count = 1, .addr = dest_addr,
+		.flags = FI_INJECT | P4F_XFER_INJECT_CALL,
 	};
 
 	return p4f_xfer_send(p4f_ep_of(fid), P4F_PT_MSG, &a);
@@ -121,7 +122,8 @@ static ssize_t p4f_msg_injectdata(struct fid_ep *fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct p4f_xfer_args a = {
 		.iov = &iov, .count = 1, .addr = dest_addr, .data = data,
-		.flags = FI_INJECT | FI_REMOTE_CQ_DATA,
+		.flags = FI_INJECT | FI_REMOTE_CQ_DATA |
+			 P4F_XFER_INJECT_CALL,
 	};
 
 	return p4f_xfer_send(p4f_ep_of(fid), P4F_PT_MSG, &a);

@@ -16,10 +16,12 @@
 #include "p4f.h"
 
 /* Flags a completion entry may carry (fi_cq(3)). */
+/* What of an operation's flags a CQ entry reports. FI_REMOTE_CQ_DATA is
+ * added by the receive side only when data arrived; FI_CLAIM, FI_PEEK and
+ * the completion levels are requests, not news (tcp;ofi_rxm agrees). */
 #define P4F_CQ_FLAGS (FI_SEND | FI_RECV | FI_RMA | FI_ATOMIC | FI_MSG | \
 		      FI_TAGGED | FI_READ | FI_WRITE | FI_REMOTE_READ | \
-		      FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA | FI_MULTI_RECV | \
-		      FI_CLAIM)
+		      FI_REMOTE_WRITE | FI_MULTI_RECV)
 
 static int p4f_sink_errno(uint8_t fail)
 {
@@ -170,13 +172,16 @@ static void p4f_sink_unlinked(struct p4f_ep *ep, const struct p4e_event *ev)
 	}
 	if (!(ev->user_flags & FI_MULTI_RECV))
 		return;
-	/* written even under FI_SELECTIVE_COMPLETION: the buffer is free */
+	/*
+	 * Written even under FI_SELECTIVE_COMPLETION: the buffer is free.
+	 * FI_MULTI_RECV alone: fi_cq(3) reads FI_RECV on an entry as "this
+	 * entry reports a received message" (whose len and buf are then
+	 * meaningful), and this one reports none.
+	 */
 	ep->rx_pending--;
 	if (ep->rx_cq)
-		p4f_cq_write_locked(ep->rx_cq, ev->user_ptr,
-				    (flags & (FI_RECV | FI_MSG | FI_TAGGED)) |
-					    FI_MULTI_RECV,
-				    0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
+		p4f_cq_write_locked(ep->rx_cq, ev->user_ptr, FI_MULTI_RECV, 0,
+				    NULL, 0, 0, FI_ADDR_NOTAVAIL);
 }
 
 static void p4f_sink_oflow_event(struct p4f_ep *ep, const struct p4e_event *ev)
@@ -238,8 +243,9 @@ static void p4f_sink_send_done(struct p4f_ep *ep, const struct p4e_event *ev)
 			       ev->ni_fail_type);
 		return;
 	}
-	/* fi_inject and friends never complete */
-	if ((flags & FI_INJECT) || !ep->tx_cq ||
+	/* fi_inject and friends never complete; FI_INJECT given to
+	 * fi_sendmsg or in the op_flags does (fi_msg(3)) */
+	if ((flags & P4F_XFER_INJECT_CALL) || !ep->tx_cq ||
 	    !p4f_sink_wanted(ep->tx_cq_flags, flags))
 		return;
 	p4f_cq_write_locked(ep->tx_cq, ev->user_ptr, flags & P4F_CQ_FLAGS, 0,

@@ -100,7 +100,7 @@ static ssize_t p4f_tagged_inject(struct fid_ep *fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct p4f_xfer_args a = {
 		.iov = &iov, .count = 1, .addr = dest_addr, .tag = tag,
-		.flags = FI_INJECT,
+		.flags = FI_INJECT | P4F_XFER_INJECT_CALL,
 	};
 
 	return p4f_xfer_send(p4f_ep_of(fid), P4F_PT_TAG, &a);
@@ -129,7 +129,8 @@ static ssize_t p4f_tagged_injectdata(struct fid_ep *fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct p4f_xfer_args a = {
 		.iov = &iov, .count = 1, .addr = dest_addr, .data = data,
-		.tag = tag, .flags = FI_INJECT | FI_REMOTE_CQ_DATA,
+		.tag = tag, .flags = FI_INJECT | FI_REMOTE_CQ_DATA |
+			 P4F_XFER_INJECT_CALL,
 	};
 
 	return p4f_xfer_send(p4f_ep_of(fid), P4F_PT_TAG, &a);

@@ -301,16 +301,35 @@ const char *p4f_strerror_copy(int prov_errno, char *buf, size_t len)
 
 static int p4f_waitset_trywait(struct p4f_waitset *set);
 
+/*
+ * After an object's own trywait progressed, found nothing and armed its
+ * eventfd: is its fd readable all the same? A transport fd in it is when
+ * data came in after that progress, or more than one round's budget was
+ * waiting. fi_poll(3) wants -FI_EAGAIN then ("blocking could hang"): the
+ * caller reads, which progresses, and tries again.
+ */
+static int p4f_trywait_settled(struct p4f_wait *wait, int ret)
+{
+	if (ret || !wait)
+		return ret;
+	return p4f_wait_poll_fd(wait->epfd, 0) > 0 ? -FI_EAGAIN : 0;
+}
+
 /* One descriptor: -FI_EAGAIN if it has something to read, 0 if armed. */
 static int p4f_trywait_fid(struct fid *fid)
 {
+	struct p4f_cntr *cntr;
+	struct p4f_cq *cq;
+
 	switch (fid->fclass) {
 	case FI_CLASS_CQ:
-		return p4f_cq_trywait(p4f_cq_of(container_of(fid, struct fid_cq,
-							    fid)));
+		cq = p4f_cq_of(container_of(fid, struct fid_cq, fid));
+		return p4f_trywait_settled(p4f_cq_waitobj(cq),
+					   p4f_cq_trywait(cq));
 	case FI_CLASS_CNTR:
-		return p4f_cntr_trywait(p4f_cntr_of(
-			container_of(fid, struct fid_cntr, fid)));
+		cntr = p4f_cntr_of(container_of(fid, struct fid_cntr, fid));
+		return p4f_trywait_settled(p4f_cntr_waitobj(cntr),
+					   p4f_cntr_trywait(cntr));
 	case FI_CLASS_EQ:
 		return p4f_eq_trywait(p4f_eq_of(container_of(fid, struct fid_eq,
 							    fid)));

@@ -1,12 +1,14 @@
 /*
  * p4t_loop.c - the loop transport: ifaces in one process exchanging real
- * wire messages through in-memory queues (behaviour: p4t_loop.h).
+ * wire messages through in-memory queues (behaviour: p4t_loop.h; shared
+ * objects and the locking rule: p4t_loop_priv.h).
  *
  * Here: the process-wide registry (address -> iface), links (a pair of
  * struct p4t_loop_conn, one per end), the inbound message queue and the
- * event queue of each iface, the exposure table, pull and push, and the
- * test hooks. Not here: anything the engine decides (framing beyond the
- * header's length, matching, flow control).
+ * event queue of each iface, send, progress, the ops table and the test
+ * hooks. Not here: the exposure table, pull and push (p4t_loop_rma.c), nor
+ * anything the engine decides (framing beyond the header's length,
+ * matching, flow control).
  *
  * Nothing happens in the background. A send copies the message onto the
  * destination's msgq; the destination delivers it in its own progress.
@@ -14,15 +16,6 @@
  * in progress. A link is the two ends X (at A, for B) and Y (at B, for A)
  * with X->peer == Y and Y->peer == X; an end is paired only while ACTIVE,
  * and each iface has at most one ACTIVE conn per peer address.
- *
- * Locking: one process-wide mutex, p4t_loop_lock, guards the registry and
- * every iface's lists, conns, exposures and counters, because a send, pull
- * or push reaches into the peer iface, which another thread may be
- * progressing. It is never held across an upcall (the engine may call back
- * in, and its domain lock comes before ours). What makes dropping it safe:
- * a conn is freed only by a call on its own iface (others only mark it
- * failed), and an item popped by progress is on no list during its upcall,
- * so nobody else can reach it. Functions named *_locked need the lock.
  */
 #include <config.h>
 
@@ -37,105 +30,13 @@
 
 #include "p4t.h"
 #include "p4t_loop.h"
+#include "p4t_loop_priv.h"
 #include "p4_wire.h"
 #include "p4u_compiler.h"
 #include "p4u_list.h"
 #include "p4u_lock.h"
 #include "p4u_log.h"
 #include "p4u_pool.h"
-
-#define P4T_LOOP_MAX_INLINE	256
-#define P4T_LOOP_PORT_FIRST	49152u	/* counter-assigned ports: 49152.. */
-#define P4T_LOOP_PORT_LAST	65535u
-#define P4T_LOOP_MAX_IOV	1024	/* per pull / push / exposure */
-#define P4T_LOOP_MEM_CHUNK	64
-#define P4T_LOOP_MEM_MAX	(1u << 20)
-
-enum p4t_loop_ev_kind {
-	P4T_LOOP_EV_RMA,		/* a struct p4t_loop_op to report */
-	P4T_LOOP_EV_CONN_FAILED,	/* a struct p4t_loop_conn to report */
-};
-
-struct p4t_loop_ev {
-	struct p4u_list node;		/* on iface->evq */
-	enum p4t_loop_ev_kind kind;
-};
-
-enum p4t_loop_conn_state {
-	P4T_LOOP_CONN_ACTIVE,	/* found by address; may be paired */
-	P4T_LOOP_CONN_FAILED,	/* unpaired; fail_ev queued or being reported */
-	P4T_LOOP_CONN_CLOSED,	/* the engine closed it; freed after its upcall */
-};
-
-struct p4t_loop_iface;
-
-struct p4t_loop_conn {
-	struct p4t_conn base;		/* first: what the engine holds */
-	struct p4t_loop_iface *iface;	/* owner: the only one to free it */
-	struct sockaddr_in addr;	/* the peer's listening address */
-	struct p4t_loop_conn *peer;	/* the link's other end, or NULL */
-	struct p4u_list node;		/* on iface->conns (every state) */
-	struct p4u_list ops;		/* posted pulls / pushes not yet aborted */
-	struct p4t_loop_ev fail_ev;
-	enum p4t_loop_conn_state state;
-	int fail_status;
-	size_t inq_bytes;		/* queued on iface->msgq for this end */
-	bool known;			/* the engine has it (conn_get / conn_new) */
-	bool busy;			/* an upcall on it is running */
-};
-
-struct p4t_loop_msg {
-	struct p4u_list node;		/* on the receiving iface's msgq */
-	struct p4t_loop_conn *conn;	/* receiving end, ACTIVE while queued */
-	size_t len;
-	uint8_t data[];
-};
-
-enum p4t_loop_op_kind {
-	P4T_LOOP_OP_PULL,
-	P4T_LOOP_OP_PUSH,
-};
-
-struct p4t_loop_op {
-	struct p4t_loop_ev ev;		/* on the poster's evq until reported */
-	struct p4u_list conn_node;	/* on conn->ops while conn is set */
-	struct p4t_loop_conn *conn;	/* NULL once detached (aborted) */
-	enum p4t_loop_op_kind kind;
-	int status;
-	void *op_ctx;
-	struct p4w_cookie remote;	/* pull: copied at post time */
-	uint64_t remote_off;
-	size_t len;
-	size_t iovcnt;
-	struct iovec iov[];		/* pull: the local destination */
-};
-
-struct p4t_loop_mem {
-	struct p4t_loop_conn *conn;	/* the only user; NULL once it is gone */
-	unsigned access;
-	size_t len;
-	size_t iovcnt;
-	struct iovec *iov;
-};
-
-struct p4t_loop_iface {
-	struct p4t_iface_base base;	/* first: p4t_ops_of() */
-	struct p4u_list node;		/* on p4t_loop_registry */
-	struct sockaddr_in addr;
-	uint64_t auth_key;
-	uint64_t key_salt;		/* cookie key = pool handle ^ salt */
-	const struct p4t_upcalls *upcalls;
-	void *upcall_ctx;
-	struct p4u_list conns;
-	struct p4u_list msgq;		/* inbound messages, arrival order */
-	struct p4u_list evq;		/* completions and failures */
-	struct p4u_pool mems;		/* struct p4t_loop_mem */
-	size_t queue_limit;
-	int efd;
-	bool signaled;			/* efd holds a count */
-	bool held;
-	struct p4t_loop_stats stats;
-};
 
 static struct p4u_lock p4t_loop_lock = {
 	.mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -146,22 +47,12 @@ static struct p4u_list p4t_loop_registry =
 static uint32_t p4t_loop_next_port = P4T_LOOP_PORT_FIRST;
 static uint64_t p4t_loop_iface_seq;
 
-static inline struct p4t_loop_iface *p4t_loop_iface_of(struct p4t_iface *iface)
-{
-	return (struct p4t_loop_iface *)iface;
-}
-
-static inline struct p4t_loop_conn *p4t_loop_conn_of(struct p4t_conn *conn)
-{
-	return container_of(conn, struct p4t_loop_conn, base);
-}
-
-static void p4t_loop_lock_acquire(void)
+void p4t_loop_lock_acquire(void)
 {
 	p4u_lock_acquire(&p4t_loop_lock);
 }
 
-static void p4t_loop_lock_release(void)
+void p4t_loop_lock_release(void)
 {
 	p4u_lock_release(&p4t_loop_lock);
 }
@@ -265,7 +156,7 @@ static bool p4t_loop_iface_has_work_locked(const struct p4t_loop_iface *iface)
 }
 
 /* Called after every change to iface's queues: efd readable iff work. */
-static void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface)
+void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface)
 {
 	bool work = p4t_loop_iface_has_work_locked(iface);
 	uint64_t val = 1;
@@ -282,8 +173,8 @@ static void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface)
 /* ---- copying ----------------------------------------------------------- */
 
 /* Sum of iov lengths into *len_p; -FI_EINVAL on overflow or a NULL base. */
-static int p4t_loop_iov_len(const struct iovec *iov, size_t iovcnt,
-			    size_t *len_p)
+int p4t_loop_iov_len(const struct iovec *iov, size_t iovcnt,
+		     size_t *len_p)
 {
 	size_t i, len = 0;
 
@@ -303,9 +194,9 @@ static int p4t_loop_iov_len(const struct iovec *iov, size_t iovcnt,
  * Copy len bytes from src, starting src_off bytes in, to dst, starting
  * dst_off bytes in. The caller checked that both hold them.
  */
-static void p4t_loop_iov_copy(const struct iovec *dst, uint64_t dst_off,
-			      const struct iovec *src, uint64_t src_off,
-			      size_t len)
+void p4t_loop_iov_copy(const struct iovec *dst, uint64_t dst_off,
+		       const struct iovec *src, uint64_t src_off,
+		       size_t len)
 {
 	size_t n;
 
@@ -455,27 +346,13 @@ static void p4t_loop_link_fail_locked(struct p4t_loop_conn *conn, int status,
 }
 
 /* Pair conn for traffic; a refusal fails the link (reported later). */
-static int p4t_loop_link_connect_locked(struct p4t_loop_conn *conn)
+int p4t_loop_link_connect_locked(struct p4t_loop_conn *conn)
 {
 	int ret = p4t_loop_link_pair_locked(conn, true);
 
 	if (ret == -FI_ECONNREFUSED)
 		p4t_loop_link_fail_locked(conn, ret, ret);
 	return ret;
-}
-
-/* Exposures for conn become unusable (the cookie stays until unexpose). */
-static void p4t_loop_conn_forget_mems_locked(struct p4t_loop_conn *conn)
-{
-	struct p4u_pool *mems = &conn->iface->mems;
-	struct p4t_loop_mem *mem;
-	uint32_t i;
-
-	for (i = 0; p4u_pool_in_use(mems) && i < p4u_pool_capacity(mems); i++) {
-		mem = p4u_pool_at(mems, i);
-		if (mem && mem->conn == conn)
-			mem->conn = NULL;
-	}
 }
 
 /* Only the owner iface frees a conn, never while an upcall holds it. */
@@ -803,263 +680,6 @@ unlock:
 	p4t_loop_lock_release();
 	return ret;
 }
-
-/* ---- exposures, pull, push --------------------------------------------- */
-
-static int p4t_loop_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
-			       const struct iovec *iov, size_t iovcnt,
-			       unsigned access, struct p4w_cookie *cookie,
-			       struct p4t_mem **mem_p)
-{
-	struct p4t_loop_iface *iface = p4t_loop_iface_of(iface_);
-	struct p4t_loop_mem *mem;
-	struct iovec *copy;
-	size_t len;
-	int ret;
-
-	if (!conn_ || !cookie || !mem_p || !access ||
-	    (access & ~(unsigned)(P4T_ACCESS_READ | P4T_ACCESS_WRITE)) ||
-	    iovcnt > P4T_LOOP_MAX_IOV)
-		return -FI_EINVAL;
-	ret = p4t_loop_iov_len(iov, iovcnt, &len);
-	if (ret)
-		return ret;
-	copy = calloc(iovcnt ? iovcnt : 1, sizeof(*copy));
-	if (!copy)
-		return -FI_ENOMEM;
-	if (iovcnt)
-		memcpy(copy, iov, iovcnt * sizeof(*copy));
-
-	p4t_loop_lock_acquire();
-	assert(p4t_loop_conn_of(conn_)->iface == iface);
-	mem = p4u_pool_alloc(&iface->mems);
-	if (mem) {
-		mem->conn = p4t_loop_conn_of(conn_);
-		mem->access = access;
-		mem->len = len;
-		mem->iovcnt = iovcnt;
-		mem->iov = copy;
-		/* the salt keeps one iface's cookies from matching another's */
-		cookie->addr = 0;	/* offset addressing */
-		cookie->key = p4u_pool_handle(&iface->mems, mem) ^
-			      iface->key_salt;
-		cookie->length = len;
-		*mem_p = (struct p4t_mem *)mem;
-	}
-	p4t_loop_lock_release();
-	if (!mem) {
-		free(copy);
-		return -FI_EAGAIN;
-	}
-	return 0;
-}
-
-static void p4t_loop_mem_unexpose(struct p4t_iface *iface_,
-				  struct p4t_mem *mem_)
-{
-	struct p4t_loop_iface *iface = p4t_loop_iface_of(iface_);
-	struct p4t_loop_mem *mem = (struct p4t_loop_mem *)mem_;
-
-	if (!mem)
-		return;
-	p4t_loop_lock_acquire();
-	free(mem->iov);
-	/* the generation moves on: the cookie is refused from now on */
-	p4u_pool_free(&iface->mems, mem);
-	p4t_loop_lock_release();
-}
-
-/*
- * Find the exposure the cookie names at owner, usable by owner's end
- * user of the link, for [off, off + len). Trusts nothing in the cookie
- * but the key.
- */
-static int p4t_loop_mem_check_locked(struct p4t_loop_iface *owner,
-				     struct p4t_loop_conn *user,
-				     const struct p4w_cookie *cookie,
-				     uint64_t off, size_t len, unsigned access,
-				     struct p4t_loop_mem **mem_p)
-{
-	struct p4t_loop_mem *mem;
-
-	mem = p4u_pool_lookup(&owner->mems, cookie->key ^ owner->key_salt);
-	if (!mem || !(mem->access & access) || mem->conn != user) {
-		p4u_warn_sparse(P4U_LOG_TRANSPORT,
-				"loop: rma refused: key 0x%llx %s",
-				(unsigned long long)cookie->key,
-				!mem ? "unknown" : !(mem->access & access) ?
-				"access" : "other peer");
-		return -FI_EACCES;
-	}
-	if (off > mem->len || len > mem->len - off) {
-		p4u_warn_sparse(P4U_LOG_TRANSPORT,
-				"loop: rma out of range: off %llu len %zu of %zu",
-				(unsigned long long)off, len, mem->len);
-		return -FI_EINVAL;
-	}
-	*mem_p = mem;
-	return 0;
-}
-
-static int p4t_loop_pull_exec_locked(struct p4t_loop_op *op)
-{
-	struct p4t_loop_conn *conn = op->conn, *peer = conn->peer;
-	struct p4t_loop_mem *mem;
-	int ret;
-
-	/* attached ops belong to an ACTIVE, hence paired, end */
-	assert(conn->state == P4T_LOOP_CONN_ACTIVE && peer);
-	ret = p4t_loop_mem_check_locked(peer->iface, peer, &op->remote,
-					op->remote_off, op->len,
-					P4T_ACCESS_READ, &mem);
-	if (ret)
-		return ret;
-	p4t_loop_iov_copy(op->iov, 0, mem->iov, op->remote_off, op->len);
-	conn->iface->stats.pulls++;
-	conn->iface->stats.rma_bytes += op->len;
-	return 0;
-}
-
-static int p4t_loop_push_exec_locked(struct p4t_loop_conn *conn,
-				     const struct iovec *local, size_t len,
-				     const struct p4w_cookie *remote,
-				     uint64_t remote_off)
-{
-	struct p4t_loop_conn *peer = conn->peer;
-	struct p4t_loop_mem *mem;
-	int ret;
-
-	ret = p4t_loop_mem_check_locked(peer->iface, peer, remote, remote_off,
-					len, P4T_ACCESS_WRITE, &mem);
-	if (ret)
-		return ret;
-	p4t_loop_iov_copy(mem->iov, remote_off, local, 0, len);
-	conn->iface->stats.pushes++;
-	conn->iface->stats.rma_bytes += len;
-	return 0;
-}
-
-static int p4t_loop_op_create(enum p4t_loop_op_kind kind,
-			      const struct p4w_cookie *remote,
-			      uint64_t remote_off, const struct iovec *local,
-			      size_t iovcnt, size_t len, void *op_ctx,
-			      struct p4t_loop_op **op_p)
-{
-	struct p4t_loop_op *op;
-	size_t local_len, keep;
-	int ret;
-
-	if (!remote || iovcnt > P4T_LOOP_MAX_IOV)
-		return -FI_EINVAL;
-	ret = p4t_loop_iov_len(local, iovcnt, &local_len);
-	if (ret)
-		return ret;
-	if (local_len < len)
-		return -FI_EINVAL;
-	/* a push copies at post time: only a pull keeps the local iov */
-	keep = kind == P4T_LOOP_OP_PULL ? iovcnt : 0;
-	op = calloc(1, sizeof(*op) + keep * sizeof(op->iov[0]));
-	if (!op)
-		return -FI_ENOMEM;
-	op->ev.kind = P4T_LOOP_EV_RMA;
-	op->kind = kind;
-	op->op_ctx = op_ctx;
-	op->remote = *remote;
-	op->remote_off = remote_off;
-	op->len = len;
-	op->iovcnt = keep;
-	if (keep)
-		memcpy(op->iov, local, keep * sizeof(op->iov[0]));
-	p4u_list_node_init(&op->conn_node);
-	*op_p = op;
-	return 0;
-}
-
-/* Queue op's completion; on a failed link, ahead of its conn_failed. */
-static void p4t_loop_op_post_locked(struct p4t_loop_conn *conn,
-				    struct p4t_loop_op *op)
-{
-	struct p4t_loop_iface *iface = conn->iface;
-
-	if (conn->state == P4T_LOOP_CONN_ACTIVE) {
-		op->conn = conn;
-		p4u_list_insert_tail(&conn->ops, &op->conn_node);
-		p4u_list_insert_tail(&iface->evq, &op->ev.node);
-	} else {
-		if (!op->status)
-			op->status = -FI_ECONNABORTED;
-		if (p4u_list_node_linked(&conn->fail_ev.node))
-			p4u_list_insert_before(&conn->fail_ev.node,
-					       &op->ev.node);
-		else
-			p4u_list_insert_tail(&iface->evq, &op->ev.node);
-	}
-	p4t_loop_iface_signal_locked(iface);
-}
-
-static int p4t_loop_rma_post(struct p4t_iface *iface_, struct p4t_conn *conn_,
-			     struct p4t_loop_op *op,
-			     const struct iovec *local)
-{
-	struct p4t_loop_conn *conn = p4t_loop_conn_of(conn_);
-	int ret;
-
-	p4t_loop_lock_acquire();
-	assert(conn->iface == p4t_loop_iface_of(iface_) &&
-	       conn->state != P4T_LOOP_CONN_CLOSED);
-	if (conn->state == P4T_LOOP_CONN_ACTIVE) {
-		ret = p4t_loop_link_connect_locked(conn);
-		if (ret && ret != -FI_ECONNREFUSED) {
-			p4t_loop_lock_release();
-			free(op);
-			return ret;
-		}
-	}
-	/* the push lands now, so a later send on the link is seen after it */
-	if (op->kind == P4T_LOOP_OP_PUSH &&
-	    conn->state == P4T_LOOP_CONN_ACTIVE)
-		op->status = p4t_loop_push_exec_locked(conn, local, op->len,
-						       &op->remote,
-						       op->remote_off);
-	p4t_loop_op_post_locked(conn, op);
-	p4t_loop_lock_release();
-	return 0;
-}
-
-static int p4t_loop_pull(struct p4t_iface *iface, struct p4t_conn *conn,
-			 const struct p4w_cookie *remote, uint64_t remote_off,
-			 const struct iovec *local, size_t iovcnt, size_t len,
-			 void *op_ctx)
-{
-	struct p4t_loop_op *op;
-	int ret;
-
-	if (!conn)
-		return -FI_EINVAL;
-	ret = p4t_loop_op_create(P4T_LOOP_OP_PULL, remote, remote_off, local,
-				 iovcnt, len, op_ctx, &op);
-	if (ret)
-		return ret;
-	return p4t_loop_rma_post(iface, conn, op, local);
-}
-
-static int p4t_loop_push(struct p4t_iface *iface, struct p4t_conn *conn,
-			 const struct iovec *local, size_t iovcnt, size_t len,
-			 const struct p4w_cookie *remote, uint64_t remote_off,
-			 void *op_ctx)
-{
-	struct p4t_loop_op *op;
-	int ret;
-
-	if (!conn)
-		return -FI_EINVAL;
-	ret = p4t_loop_op_create(P4T_LOOP_OP_PUSH, remote, remote_off, local,
-				 iovcnt, len, op_ctx, &op);
-	if (ret)
-		return ret;
-	return p4t_loop_rma_post(iface, conn, op, local);
-}
-
 /* ---- progress ---------------------------------------------------------- */
 
 /* Report one event; returns 1 if an upcall was made. Drops the lock. */

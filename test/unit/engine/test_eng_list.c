@@ -914,6 +914,27 @@ Test(eng_list, unlink_busy_while_pulling_an_unexpected_rdzv)
 	ini_done(P4E_NI_OK, 10000);
 }
 
+/* A NO_TRUNCATE overflow entry keeps only a rendezvous header, so a
+ * message larger than the whole entry still lands there (it was refused
+ * as "does not fit" once, which held unexpected large sends forever). */
+Test(eng_list, rdzv_larger_than_a_no_truncate_overflow_entry)
+{
+	struct p4e_event ev;
+
+	oflow(P4E_ME_RDZV_HDR_ONLY | P4E_ME_NO_TRUNCATE | P4E_ME_MANAGE_LOCAL,
+	      64, 0x1);
+	put(0, 10000, 0x1, 0);
+	eng_progress(&e);
+	append(P4E_PRIORITY_LIST, pbuf, sizeof(pbuf), P4E_ME_OP_PUT, 0x1, PRI);
+	ev_is(1, P4E_EVENT_LINK);
+	eng_progress(&e);
+	ev = ev_is(1, P4E_EVENT_PUT_OVERFLOW);
+	cr_expect_eq(ev.start, pbuf);
+	cr_expect_eq(ev.mlength, 10000);
+	cr_expect_eq(memcmp(pbuf, src[0], 10000), 0);
+	ini_done(P4E_NI_OK, 10000);
+}
+
 Test(eng_list, unlink_cancel_makes_one_event)
 {
 	struct p4e_event ev;

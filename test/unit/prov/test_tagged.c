@@ -161,6 +161,9 @@ Test(tagged, remote_cq_data_and_source)
 	cr_expect_eq(src, p.s[1].peer, "FI_SOURCE names the sender");
 	cr_expect_str_eq(buf, "hello");
 	cr_assert_eq(pair_read(&p, 0, &e, NULL), 1);
+	/* the data is the target's news: the send completion says only
+	 * what completed (as tcp;ofi_rxm reports it) */
+	cr_expect_eq(e.flags, FI_SEND | FI_TAGGED);
 }
 
 Test(tagged, no_data_flag_without_data)
@@ -266,10 +269,12 @@ Test(tagged, peek_claim_discard)
 	msg.tag = 0x901;
 	cr_assert_eq(fi_trecvmsg(p.s[1].ep, &msg, FI_PEEK | FI_CLAIM), 0);
 	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
+	cr_expect_eq(e.flags, FI_RECV | FI_TAGGED, "no FI_CLAIM in a CQ entry");
 	msg.msg_iov = &iov;
 	msg.iov_count = 1;
 	cr_assert_eq(fi_trecvmsg(p.s[1].ep, &msg, FI_CLAIM), 0);
 	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
+	cr_expect_eq(e.flags, FI_RECV | FI_TAGGED);
 	cr_expect_str_eq(buf, "peek");
 	cr_expect_eq(e.tag, 0x901);
 	/* a claimed message no longer matches ordinary receives */
@@ -330,6 +335,44 @@ Test(tagged, inject_has_no_completion_but_counts)
 		     -FI_EINVAL, "above inject_size");
 }
 
+/* FI_INJECT as a flag (fi_tsendmsg, or in the op_flags) frees the buffer
+ * at once but, unlike fi_tinject, still completes (fi_msg(3); fabtests'
+ * fi_msg_inject -A inject waits for that completion). */
+Test(tagged, inject_flag_still_completes)
+{
+	char buf[16] = "flagged", dst[2][16];
+	struct iovec iov = { buf, 8 };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1,
+				     .addr = p.s[0].peer, .tag = 3,
+				     .context = buf };
+	struct fi_cq_tagged_entry e;
+	uint64_t flags = FI_TRANSMIT | FI_INJECT;
+
+	cr_assert_eq(fi_trecv(p.s[1].ep, dst[0], 16, NULL, FI_ADDR_UNSPEC, 3, 0,
+			      NULL), 0);
+	cr_assert_eq(fi_trecv(p.s[1].ep, dst[1], 16, NULL, FI_ADDR_UNSPEC, 3, 0,
+			      NULL), 0);
+	cr_assert_eq(fi_tsendmsg(p.s[0].ep, &msg, FI_INJECT | FI_COMPLETION),
+		     0);
+	memset(buf, 0, sizeof(buf));	/* reusable at once */
+	cr_assert_eq(pair_read(&p, 0, &e, NULL), 1);
+	cr_expect_eq(e.op_context, buf);
+	cr_expect_eq(e.flags, FI_SEND | FI_TAGGED);
+	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
+	cr_expect_str_eq(dst[0], "flagged");
+
+	cr_assert_eq(fi_control(&p.s[0].ep->fid, FI_SETOPSFLAG, &flags), 0);
+	memcpy(buf, "opflags", 8);
+	cr_assert_eq(fi_tsend(p.s[0].ep, buf, 8, NULL, p.s[0].peer, 3, dst),
+		     0);
+	memset(buf, 0, sizeof(buf));
+	cr_assert_eq(pair_read(&p, 0, &e, NULL), 1);
+	cr_expect_eq(e.op_context, dst);
+	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
+	cr_expect_str_eq(dst[1], "opflags");
+	pair_quiet(&p, 0);
+}
+
 Test(tagged, iovecs_both_sides)
 {
 	char a[3] = "ab", b[5] = "cdef", c[7] = "ghijkl";
@@ -388,7 +431,7 @@ Test(tagged, untagged_messages)
 
 Test(tagged, multi_recv_buffer)
 {
-	char buf[256];
+	char buf[256], fifty[50];
 	size_t min = 100;
 	struct fi_msg msg = { .addr = FI_ADDR_UNSPEC, .context = buf };
 	struct iovec iov = { buf, sizeof(buf) };
@@ -405,14 +448,20 @@ Test(tagged, multi_recv_buffer)
 			     NULL), 0);
 	pair_quiet(&p, 1);
 	cr_assert_eq(fi_recvmsg(p.s[1].ep, &msg, FI_MULTI_RECV), 0);
+	memset(fifty, 'x', sizeof(fifty));
 	for (i = 1; i < 4; i++)
-		cr_assert_eq(fi_send(p.s[0].ep, "0123456789012345678901234567890123456789", 50,
-				     NULL, p.s[0].peer, NULL), 0);
+		cr_assert_eq(fi_send(p.s[0].ep, fifty, sizeof(fifty), NULL,
+				     p.s[0].peer, NULL), 0);
 	while (!released) {
 		cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
 		if (e.flags & FI_MULTI_RECV) {
 			released = 1;
 			cr_expect_eq(e.op_context, buf);
+			/* a release of its own reports no message: FI_RECV
+			 * would tell the reader len and buf are a message's
+			 * (fi_cq(3); fabtests' multi_recv checks it) */
+			cr_expect_eq(e.flags, FI_MULTI_RECV);
+			cr_expect_eq(e.len, 0);
 			continue;
 		}
 		cr_expect_eq(e.buf, buf + off, "placed one after another");

@@ -1,0 +1,832 @@
+/*
+ * fb_common.c - set-up, OOB exchange, progress, posting and timing shared
+ * by the benchmark programs (see fb_common.h). Everything here goes
+ * through the public libfabric API and is the same for every provider:
+ * CQs are read with fi_cq_read in a busy loop, never with a wait object.
+ */
+#include <config.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fb_common.h"
+
+static const char *fb_prog = "fb";
+static const char *fb_role = "?";
+static int fb_timeout;
+
+/* ---- command line, lifetime --------------------------------------- */
+
+static void fb_usage(const char *prog, const char *extra)
+{
+	fprintf(stderr,
+		"usage: %s [options]            (server)\n"
+		"       %s [options] <server>   (client)\n"
+		"  -p <prov>   provider (e.g. portals, net, \"tcp;ofi_rxm\")\n"
+		"  -s <addr>   local address (default 127.0.0.1)\n"
+		"  -B <port>   server: OOB listen port (0: any, printed as\n"
+		"              \"# oob_port N\"), default %d\n"
+		"  -P <port>   client: OOB port of the server, default %d\n"
+		"  -S <size>   one size instead of the program's list\n"
+		"  -I <n>      iterations\n"
+		"  -W <n>      window\n"
+		"  -t <sec>    time budget per measured point\n"
+		"  -T <sec>    time limit for the whole run (default %d)\n"
+		"  -Q          quick: fewer iterations (smoke check)\n"
+		"  -J          never use fi_tinject\n"
+		"  -m <mode>   program specific mode\n"
+		"  -l <list>   program specific list\n%s",
+		prog, prog, FB_DEFAULT_OOB_PORT, FB_DEFAULT_OOB_PORT,
+		FB_DEFAULT_TIMEOUT, extra ? extra : "");
+}
+
+static void fb_alarm(int sig)
+{
+	char msg[160];
+	int len;
+
+	(void)sig;
+	len = snprintf(msg, sizeof(msg), "%s[%s]: FAIL: timeout after %d s\n",
+		       fb_prog, fb_role, fb_timeout);
+	if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
+		_exit(124);
+	_exit(124);
+}
+
+static size_t fb_parse_size(const char *arg)
+{
+	char *end;
+	double val = strtod(arg, &end);
+
+	if (*end == 'k' || *end == 'K')
+		val *= FB_KIB;
+	else if (*end == 'm' || *end == 'M')
+		val *= FB_MIB;
+	return (size_t)val;
+}
+
+void fb_init(struct fb_ctx *ctx, int argc, char **argv, const char *prog,
+	     const char *usage_extra)
+{
+	struct fb_opts *opts = &ctx->opts;
+	int opt;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->prog = prog;
+	ctx->oob_fd = -1;
+	fb_prog = prog;
+	opts->src_addr = "127.0.0.1";
+	opts->src_port = FB_DEFAULT_OOB_PORT;
+	opts->dst_port = FB_DEFAULT_OOB_PORT;
+	opts->timeout = FB_DEFAULT_TIMEOUT;
+
+	while ((opt = getopt(argc, argv, "p:s:B:P:S:I:W:t:T:QJm:l:h")) != -1) {
+		switch (opt) {
+		case 'p': opts->prov = optarg; break;
+		case 's': opts->src_addr = optarg; break;
+		case 'B': opts->src_port = atoi(optarg); break;
+		case 'P': opts->dst_port = atoi(optarg); break;
+		case 'S': opts->size = fb_parse_size(optarg); break;
+		case 'I': opts->iters = atoi(optarg); break;
+		case 'W': opts->window = atoi(optarg); break;
+		case 't': opts->cap = atof(optarg); break;
+		case 'T': opts->timeout = atoi(optarg); break;
+		case 'Q': opts->quick = true; break;
+		case 'J': opts->no_inject = true; break;
+		case 'm': opts->mode = optarg; break;
+		case 'l': opts->list = optarg; break;
+		default:
+			fb_usage(prog, usage_extra);
+			exit(opt == 'h' ? 0 : 2);
+		}
+	}
+	if (optind < argc)
+		opts->dst_addr = argv[optind];
+	ctx->server = opts->dst_addr == NULL;
+	fb_role = ctx->server ? "server" : "client";
+
+	signal(SIGPIPE, SIG_IGN);
+	fb_timeout = opts->timeout;
+	if (opts->timeout > 0) {
+		signal(SIGALRM, fb_alarm);
+		alarm((unsigned)opts->timeout);
+	}
+}
+
+void fb_fail(struct fb_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	fflush(stdout);
+	fprintf(stderr, "%s[%s]: FAIL: ", fb_prog, fb_role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void fb_log(struct fb_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	fprintf(stderr, "%s[%s]: ", fb_prog, fb_role);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- results ------------------------------------------------------ */
+
+void fb_result(struct fb_ctx *ctx, const char *test, const char *param,
+	       double value)
+{
+	if (ctx->server)
+		return;
+	printf("RESULT %s %s %.6g\n", test, param, value);
+	fflush(stdout);
+}
+
+void fb_result_na(struct fb_ctx *ctx, const char *test, const char *param,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->server)
+		return;
+	printf("NA %s %s ", test, param);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void fb_size_str(size_t size, char *buf, size_t len)
+{
+	snprintf(buf, len, "%zu", size);
+}
+
+/* ---- out-of-band socket ------------------------------------------- */
+
+static int fb_oob_sockaddr(struct fb_ctx *ctx, const char *host, int port,
+			   struct sockaddr_storage *ss, socklen_t *len_p)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res;
+	char service[16];
+	int ret;
+
+	snprintf(service, sizeof(service), "%d", port);
+	ret = getaddrinfo(host, service, &hints, &res);
+	if (ret)
+		fb_fail(ctx, "getaddrinfo(%s): %s", host, gai_strerror(ret));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len_p = res->ai_addrlen;
+	ret = res->ai_family;
+	freeaddrinfo(res);
+	return ret;
+}
+
+static void fb_oob_listen_accept(struct fb_ctx *ctx)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1, fd, family;
+
+	family = fb_oob_sockaddr(ctx, ctx->opts.src_addr, ctx->opts.src_port,
+				 &ss, &len);
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0)
+		fb_fail(ctx, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1))
+		fb_fail(ctx, "oob bind/listen %s:%d: %s", ctx->opts.src_addr,
+			ctx->opts.src_port, strerror(errno));
+	if (ctx->opts.src_port == 0) {
+		len = sizeof(ss);
+		getsockname(fd, (struct sockaddr *)&ss, &len);
+		printf("# oob_port %d\n", ntohs(family == AF_INET6 ?
+			((struct sockaddr_in6 *)&ss)->sin6_port :
+			((struct sockaddr_in *)&ss)->sin_port));
+		fflush(stdout);
+	}
+	ctx->oob_fd = accept(fd, NULL, NULL);
+	if (ctx->oob_fd < 0)
+		fb_fail(ctx, "oob accept: %s", strerror(errno));
+	close(fd);
+}
+
+static void fb_oob_connect(struct fb_ctx *ctx)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	double end = fb_now() + 20.0;
+	int family, fd;
+
+	family = fb_oob_sockaddr(ctx, ctx->opts.dst_addr, ctx->opts.dst_port,
+				 &ss, &len);
+	for (;;) {
+		fd = socket(family, SOCK_STREAM, 0);
+		if (fd < 0)
+			fb_fail(ctx, "socket: %s", strerror(errno));
+		if (!connect(fd, (struct sockaddr *)&ss, len))
+			break;
+		close(fd);
+		if (fb_now() > end)
+			fb_fail(ctx, "oob connect %s:%d: %s", ctx->opts.dst_addr,
+				ctx->opts.dst_port, strerror(errno));
+		usleep(10000);
+	}
+	ctx->oob_fd = fd;
+}
+
+void fb_oob_open(struct fb_ctx *ctx)
+{
+	int one = 1;
+
+	if (ctx->server)
+		fb_oob_listen_accept(ctx);
+	else
+		fb_oob_connect(ctx);
+	setsockopt(ctx->oob_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+void fb_oob_close(struct fb_ctx *ctx)
+{
+	if (ctx->oob_fd >= 0)
+		close(ctx->oob_fd);
+	ctx->oob_fd = -1;
+}
+
+void fb_oob_send(struct fb_ctx *ctx, const void *buf, size_t len)
+{
+	const char *ptr = buf;
+	ssize_t ret;
+
+	while (len) {
+		ret = send(ctx->oob_fd, ptr, len, 0);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret <= 0)
+			fb_fail(ctx, "oob send: %s", strerror(errno));
+		ptr += ret;
+		len -= (size_t)ret;
+	}
+}
+
+void fb_oob_recv(struct fb_ctx *ctx, void *buf, size_t len)
+{
+	char *ptr = buf;
+	ssize_t ret;
+
+	while (len) {
+		ret = recv(ctx->oob_fd, ptr, len, 0);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret == 0)
+			fb_fail(ctx, "oob: peer closed");
+		if (ret < 0)
+			fb_fail(ctx, "oob recv: %s", strerror(errno));
+		ptr += ret;
+		len -= (size_t)ret;
+	}
+}
+
+void fb_oob_xchg(struct fb_ctx *ctx, const void *out, void *in, size_t len)
+{
+	/* small payloads: both sides send first, the socket buffers them */
+	fb_oob_send(ctx, out, len);
+	fb_oob_recv(ctx, in, len);
+}
+
+void fb_oob_sync(struct fb_ctx *ctx)
+{
+	char out = 's', in;
+
+	fb_oob_xchg(ctx, &out, &in, 1);
+	if (in != 's')
+		fb_fail(ctx, "oob sync: unexpected byte 0x%x", in);
+}
+
+bool fb_oob_agree(struct fb_ctx *ctx, bool ok)
+{
+	uint8_t out = ok ? 1 : 0, in;
+
+	fb_oob_xchg(ctx, &out, &in, 1);
+	return ok && in == 1;
+}
+
+bool fb_oob_readable(struct fb_ctx *ctx)
+{
+	struct pollfd pfd = { .fd = ctx->oob_fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* ---- fabric set-up ------------------------------------------------ */
+
+struct fi_info *fb_hints(struct fb_ctx *ctx, uint64_t caps)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		fb_fail(ctx, "fi_allocinfo");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = caps;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+		FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	if (ctx->opts.prov) {
+		hints->fabric_attr->prov_name = strdup(ctx->opts.prov);
+		if (!hints->fabric_attr->prov_name)
+			fb_fail(ctx, "strdup");
+	}
+	return hints;
+}
+
+int fb_getinfo(struct fb_ctx *ctx, struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+	int ret;
+
+	ret = fi_getinfo(FI_VERSION(1, 17), ctx->opts.src_addr, NULL,
+			 FI_SOURCE, hints, &info);
+	if (ret == -FI_ENODATA || (!ret && !info))
+		return -FI_ENODATA;
+	if (ret)
+		fb_fail(ctx, "fi_getinfo: %s", fi_strerror(-ret));
+	ctx->info = info;
+	return 0;
+}
+
+void fb_domain_open(struct fb_ctx *ctx)
+{
+	int ret;
+
+	ret = fi_fabric(ctx->info->fabric_attr, &ctx->fabric, NULL);
+	if (ret)
+		fb_fail(ctx, "fi_fabric: %s", fi_strerror(-ret));
+	ret = fi_domain(ctx->fabric, ctx->info, &ctx->domain, NULL);
+	if (ret)
+		fb_fail(ctx, "fi_domain: %s", fi_strerror(-ret));
+}
+
+static int fb_ep_create(struct fb_ctx *ctx, size_t rx_size, size_t tx_size)
+{
+	struct fi_info *info = ctx->info;
+	size_t rx_orig = info->rx_attr->size, tx_orig = info->tx_attr->size;
+	int ret;
+
+	/* ask for deeper queues; fall back to the defaults if refused */
+	if (rx_size > rx_orig)
+		info->rx_attr->size = rx_size;
+	if (tx_size > tx_orig)
+		info->tx_attr->size = tx_size;
+	ret = fi_endpoint(ctx->domain, info, &ctx->ep, NULL);
+	if (ret && (info->rx_attr->size != rx_orig ||
+		    info->tx_attr->size != tx_orig)) {
+		info->rx_attr->size = rx_orig;
+		info->tx_attr->size = tx_orig;
+		ret = fi_endpoint(ctx->domain, info, &ctx->ep, NULL);
+	}
+	return ret;
+}
+
+static void fb_ep_connect(struct fb_ctx *ctx)
+{
+	char name[256], peer[256];
+	size_t len = sizeof(name);
+	uint32_t my_len, peer_len;
+	int ret;
+
+	memset(name, 0, sizeof(name));
+	ret = fi_getname(&ctx->ep->fid, name, &len);
+	if (ret)
+		fb_fail(ctx, "fi_getname: %s", fi_strerror(-ret));
+	my_len = (uint32_t)len;
+	fb_oob_xchg(ctx, &my_len, &peer_len, sizeof(my_len));
+	if (peer_len > sizeof(peer))
+		fb_fail(ctx, "peer name too long (%u)", peer_len);
+	fb_oob_send(ctx, name, len);
+	fb_oob_recv(ctx, peer, peer_len);
+	ret = fi_av_insert(ctx->av, peer, 1, &ctx->peer, 0, NULL);
+	if (ret != 1)
+		fb_fail(ctx, "fi_av_insert: %s", fi_strerror(ret < 0 ? -ret : FI_EOTHER));
+}
+
+void fb_ep_open(struct fb_ctx *ctx, size_t rx_size, size_t tx_size,
+		struct fid_cntr *send_cntr, struct fid_cntr *recv_cntr)
+{
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_TAGGED,
+		.wait_obj = FI_WAIT_NONE,
+		.size = 4096,
+	};
+	struct fi_av_attr av_attr = {
+		.type = ctx->info->domain_attr->av_type != FI_AV_UNSPEC ?
+			ctx->info->domain_attr->av_type : FI_AV_MAP,
+		.count = 4,
+	};
+	int ret;
+
+	ret = fi_cq_open(ctx->domain, &cq_attr, &ctx->cq, NULL);
+	if (ret)
+		fb_fail(ctx, "fi_cq_open: %s", fi_strerror(-ret));
+	ret = fi_av_open(ctx->domain, &av_attr, &ctx->av, NULL);
+	if (ret)
+		fb_fail(ctx, "fi_av_open: %s", fi_strerror(-ret));
+	ret = fb_ep_create(ctx, rx_size, tx_size);
+	if (ret)
+		fb_fail(ctx, "fi_endpoint: %s", fi_strerror(-ret));
+	ret = fi_ep_bind(ctx->ep, &ctx->av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(ctx->ep, &ctx->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret && send_cntr)
+		ret = fi_ep_bind(ctx->ep, &send_cntr->fid, FI_SEND);
+	if (!ret && recv_cntr)
+		ret = fi_ep_bind(ctx->ep, &recv_cntr->fid, FI_RECV);
+	if (ret)
+		fb_fail(ctx, "fi_ep_bind: %s", fi_strerror(-ret));
+	ret = fi_enable(ctx->ep);
+	if (ret)
+		fb_fail(ctx, "fi_enable: %s", fi_strerror(-ret));
+
+	ctx->inject_size = ctx->info->tx_attr->inject_size;
+	ctx->mr_local = (ctx->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+	ctx->tx_cnt = ctx->rx_cnt = ctx->rdata_cnt = 0;
+	if (ctx->mr_local)
+		fb_mr_reg(ctx, &ctx->ctrl, sizeof(ctx->ctrl), FI_SEND | FI_RECV,
+			  &ctx->ctrl_mr);
+	fb_ep_connect(ctx);
+}
+
+void fb_ep_close(struct fb_ctx *ctx)
+{
+	fb_mr_close(&ctx->ctrl_mr);
+	if (ctx->ep)
+		fi_close(&ctx->ep->fid);
+	if (ctx->av)
+		fi_close(&ctx->av->fid);
+	if (ctx->cq)
+		fi_close(&ctx->cq->fid);
+	ctx->ep = NULL;
+	ctx->av = NULL;
+	ctx->cq = NULL;
+}
+
+void fb_domain_close(struct fb_ctx *ctx)
+{
+	fb_ep_close(ctx);
+	if (ctx->domain)
+		fi_close(&ctx->domain->fid);
+	if (ctx->fabric)
+		fi_close(&ctx->fabric->fid);
+	if (ctx->info)
+		fi_freeinfo(ctx->info);
+	ctx->domain = NULL;
+	ctx->fabric = NULL;
+	ctx->info = NULL;
+}
+
+/* ---- memory ------------------------------------------------------- */
+
+void *fb_alloc(struct fb_ctx *ctx, size_t len)
+{
+	void *buf;
+
+	if (posix_memalign(&buf, 4096, len ? len : 1))
+		fb_fail(ctx, "out of memory (%zu bytes)", len);
+	memset(buf, 0, len);
+	return buf;
+}
+
+void fb_mr_reg(struct fb_ctx *ctx, void *buf, size_t len, uint64_t access,
+	       struct fb_mr *mr)
+{
+	static uint64_t next_key = 1;
+	uint64_t mode = ctx->info->domain_attr->mr_mode;
+	int ret;
+
+	memset(mr, 0, sizeof(*mr));
+	ret = fi_mr_reg(ctx->domain, buf, len, access, 0, next_key++, 0,
+			&mr->mr, NULL);
+	if (ret)
+		fb_fail(ctx, "fi_mr_reg(%zu bytes): %s", len, fi_strerror(-ret));
+	if (mode & FI_MR_ENDPOINT) {
+		ret = fi_mr_bind(mr->mr, &ctx->ep->fid, 0);
+		if (!ret)
+			ret = fi_mr_enable(mr->mr);
+		if (ret)
+			fb_fail(ctx, "fi_mr_bind/enable: %s", fi_strerror(-ret));
+	}
+	mr->desc = ctx->mr_local ? fi_mr_desc(mr->mr) : NULL;
+	mr->key = fi_mr_key(mr->mr);
+	mr->addr = (mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)buf : 0;
+}
+
+void fb_mr_close(struct fb_mr *mr)
+{
+	if (mr->mr)
+		fi_close(&mr->mr->fid);
+	memset(mr, 0, sizeof(*mr));
+}
+
+void fb_mr_xchg(struct fb_ctx *ctx, const struct fb_mr *mine, size_t len,
+		struct fb_rmr *peer)
+{
+	struct fb_rmr out = { .key = mine->key, .addr = mine->addr,
+			      .len = len };
+
+	fb_oob_xchg(ctx, &out, peer, sizeof(out));
+}
+
+/* a word pattern that differs per seed and per position */
+static inline uint64_t fb_word(uint64_t seed, size_t i)
+{
+	return (seed * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)i * 0xC2B2AE3D27D4EB4FULL);
+}
+
+void fb_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t word;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		word = fb_word(seed, i);
+		memcpy((char *)buf + i, &word, 8);
+	}
+	word = fb_word(seed, i);
+	memcpy((char *)buf + i, &word, len - i);
+}
+
+ssize_t fb_check(const void *buf, size_t len, uint64_t seed)
+{
+	const unsigned char *bytes = buf;
+	uint64_t word;
+	size_t i, j;
+
+	for (i = 0; i < len; i += 8) {
+		word = fb_word(seed, i);
+		if (memcmp(bytes + i, &word, len - i < 8 ? len - i : 8))
+			for (j = 0; j < 8 && i + j < len; j++)
+				if (bytes[i + j] != ((unsigned char *)&word)[j])
+					return (ssize_t)(i + j);
+	}
+	return -1;
+}
+
+/* ---- progress and posting ----------------------------------------- */
+
+static void fb_cq_error(struct fb_ctx *ctx)
+{
+	struct fi_cq_err_entry err = { 0 };
+	char buf[256];
+	ssize_t ret;
+
+	ret = fi_cq_readerr(ctx->cq, &err, 0);
+	if (ret < 0)
+		fb_fail(ctx, "fi_cq_readerr: %s", fi_strerror((int)-ret));
+	fb_fail(ctx, "completion error: %s (%s), len %zu olen %zu",
+		fi_strerror(err.err),
+		fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, buf,
+			       sizeof(buf)), err.len, err.olen);
+}
+
+static void fb_complete(struct fb_ctx *ctx, const struct fi_cq_tagged_entry *ent)
+{
+	struct fb_op *op = ent->op_context;
+
+	if (ent->flags & FI_REMOTE_CQ_DATA && ent->flags & FI_RMA) {
+		ctx->rdata_cnt++;
+		ctx->last_rdata = ent->data;
+	}
+	if (!op) {
+		if (!(ent->flags & FI_REMOTE_CQ_DATA))
+			fb_fail(ctx, "completion without context (flags 0x%llx)",
+				(unsigned long long)ent->flags);
+		return;
+	}
+	op->done++;
+	op->len = ent->len;
+	op->tag = ent->tag;
+	op->data = ent->data;
+	op->flags = ent->flags;
+	if (op->kind == FB_OP_RECV)
+		ctx->rx_cnt++;
+	else
+		ctx->tx_cnt++;
+	if (ctx->on_complete)
+		ctx->on_complete(ctx, op);
+}
+
+int fb_progress(struct fb_ctx *ctx)
+{
+	struct fi_cq_tagged_entry ent[16];
+	ssize_t ret, i;
+
+	ret = fi_cq_read(ctx->cq, ent, 16);
+	if (ret > 0) {
+		for (i = 0; i < ret; i++)
+			fb_complete(ctx, &ent[i]);
+		return (int)ret;
+	}
+	if (ret == -FI_EAGAIN)
+		return 0;
+	if (ret == -FI_EAVAIL)
+		fb_cq_error(ctx);
+	fb_fail(ctx, "fi_cq_read: %s", fi_strerror((int)-ret));
+}
+
+void fb_wait_tx(struct fb_ctx *ctx, uint64_t count)
+{
+	while (ctx->tx_cnt < count)
+		fb_progress(ctx);
+}
+
+void fb_wait_rx(struct fb_ctx *ctx, uint64_t count)
+{
+	while (ctx->rx_cnt < count)
+		fb_progress(ctx);
+}
+
+void fb_wait_op(struct fb_ctx *ctx, struct fb_op *op)
+{
+	while (!op->done)
+		fb_progress(ctx);
+}
+
+/* true once a post has been refused for FB_EAGAIN_STUCK_SEC */
+static bool fb_stuck(double *since)
+{
+	double now = fb_now();
+
+	if (*since == 0.0) {
+		*since = now;
+		return false;
+	}
+	return now - *since > FB_EAGAIN_STUCK_SEC;
+}
+
+static void fb_op_prep(struct fb_op *op, enum fb_op_kind kind)
+{
+	op->kind = kind;
+	op->done = 0;
+}
+
+int fb_tsend(struct fb_ctx *ctx, const void *buf, size_t len, void *desc,
+	     uint64_t tag, struct fb_op *op)
+{
+	double since = 0.0;
+	ssize_t ret;
+
+	fb_op_prep(op, FB_OP_SEND);
+	for (;;) {
+		ret = fi_tsend(ctx->ep, buf, len, desc, ctx->peer, tag, op);
+		if (!ret)
+			return 0;
+		if (ret != -FI_EAGAIN)
+			fb_fail(ctx, "fi_tsend(%zu): %s", len, fi_strerror((int)-ret));
+		if (fb_stuck(&since))
+			return -FI_EAGAIN;
+		fb_progress(ctx);
+	}
+}
+
+int fb_tinject(struct fb_ctx *ctx, const void *buf, size_t len, uint64_t tag)
+{
+	double since = 0.0;
+	ssize_t ret;
+
+	for (;;) {
+		ret = fi_tinject(ctx->ep, buf, len, ctx->peer, tag);
+		if (!ret)
+			return 0;
+		if (ret != -FI_EAGAIN)
+			fb_fail(ctx, "fi_tinject(%zu): %s", len, fi_strerror((int)-ret));
+		if (fb_stuck(&since))
+			return -FI_EAGAIN;
+		fb_progress(ctx);
+	}
+}
+
+int fb_trecv(struct fb_ctx *ctx, void *buf, size_t len, void *desc,
+	     fi_addr_t src, uint64_t tag, uint64_t ignore, struct fb_op *op)
+{
+	double since = 0.0;
+	ssize_t ret;
+
+	fb_op_prep(op, FB_OP_RECV);
+	for (;;) {
+		ret = fi_trecv(ctx->ep, buf, len, desc, src, tag, ignore, op);
+		if (!ret)
+			return 0;
+		if (ret != -FI_EAGAIN)
+			fb_fail(ctx, "fi_trecv(%zu): %s", len, fi_strerror((int)-ret));
+		if (fb_stuck(&since))
+			return -FI_EAGAIN;
+		fb_progress(ctx);
+	}
+}
+
+void fb_tsend_small(struct fb_ctx *ctx, const void *buf, size_t len,
+		    void *desc, uint64_t tag, struct fb_op *op)
+{
+	int ret;
+
+	if (!ctx->opts.no_inject && len <= ctx->inject_size) {
+		ret = fb_tinject(ctx, buf, len, tag);
+	} else {
+		ret = fb_tsend(ctx, buf, len, desc, tag, op);
+		if (!ret)
+			fb_wait_op(ctx, op);
+	}
+	if (ret)
+		fb_fail(ctx, "send of %zu bytes refused for %.0f s",
+			len, FB_EAGAIN_STUCK_SEC);
+}
+
+/* ---- control messages ------------------------------------------- */
+
+void fb_ctrl_post(struct fb_ctx *ctx, uint64_t tag)
+{
+	ctx->ctrl.rx = 0;
+	ctx->ctrl_tag = tag;
+	if (fb_trecv(ctx, &ctx->ctrl.rx, sizeof(ctx->ctrl.rx), ctx->ctrl_mr.desc,
+		     ctx->peer, tag, 0, &ctx->ctrl_op))
+		fb_fail(ctx, "control receive refused");
+}
+
+void fb_ctrl_send(struct fb_ctx *ctx, uint64_t tag, uint64_t value)
+{
+	int ret;
+
+	ctx->ctrl.tx = value;
+	if (ctx->inject_size >= sizeof(ctx->ctrl.tx)) {
+		ret = fb_tinject(ctx, &ctx->ctrl.tx, sizeof(ctx->ctrl.tx), tag);
+	} else {
+		ret = fb_tsend(ctx, &ctx->ctrl.tx, sizeof(ctx->ctrl.tx),
+			       ctx->ctrl_mr.desc, tag, &ctx->ctrl_tx_op);
+		if (!ret)
+			fb_wait_op(ctx, &ctx->ctrl_tx_op);
+	}
+	if (ret)
+		fb_fail(ctx, "control send refused");
+}
+
+uint64_t fb_ctrl_wait(struct fb_ctx *ctx)
+{
+	struct fb_op *op = &ctx->ctrl_op;
+
+	fb_wait_op(ctx, op);
+	if (op->len != sizeof(uint64_t) || op->tag != ctx->ctrl_tag)
+		fb_fail(ctx, "bad control message: len %zu tag 0x%llx", op->len,
+			(unsigned long long)op->tag);
+	return ctx->ctrl.rx;
+}
+
+/* ---- time --------------------------------------------------------- */
+
+double fb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double fb_cap(struct fb_ctx *ctx, double full, double quick)
+{
+	if (ctx->opts.cap > 0)
+		return ctx->opts.cap;
+	return ctx->opts.quick ? quick : full;
+}
+
+int fb_iters(struct fb_ctx *ctx, int full)
+{
+	if (ctx->opts.iters > 0)
+		return ctx->opts.iters;
+	if (ctx->opts.quick)
+		return full / 10 > 0 ? full / 10 : 1;
+	return full;
+}

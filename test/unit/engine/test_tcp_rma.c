@@ -1,0 +1,241 @@
+/*
+ * test_tcp_rma.c - the TCP transport's emulated RDMA (p4t_tcp_rma.c)
+ * against the p4t.h contract and p4t_tcp.h, over loopback: pull and push
+ * moving the bytes in chunks (offsets, iovecs on both sides, a send after
+ * a push landing after it), a large pull that does not stall small
+ * messages, the refusals (access, stale, another peer's exposure, forged
+ * lengths, a push into read-only memory failing the link), and the self
+ * link.
+ *
+ * Not here: what link failures and closes do to pending pulls and pushes,
+ * and a peer killed mid-pull (test_tcp.c, with the other failures). The
+ * sides and helpers are in p4t_tcp_test.h; tests progress until what they
+ * wait for happened (bounded), never sleep for it.
+ */
+#include <config.h>
+
+#include "p4t_tcp_test.h"
+
+TestSuite(tcp, .init = tcp_setup, .fini = tcp_teardown, .timeout = 120);
+
+/* ---- emulated RDMA ------------------------------------------------------- */
+
+static uint8_t *pat_buf(size_t len, uint8_t seed)
+{
+	uint8_t *p = malloc(len ? len : 1);
+	size_t i;
+
+	cr_assert(p);
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 13 + (i >> 12));
+	return p;
+}
+
+TCP_TEST(pull_and_push_move_the_bytes_in_chunks)
+{
+	const size_t len = (1 << 20) + 333;
+	struct p4t_iface_config cfg = { .rma_chunk = 4096 };
+	uint8_t *src = pat_buf(len, 1), *dst = calloc(1, len);
+	uint8_t *wdst = calloc(1, len);
+	struct iovec siov[3] = { { src, 1000 }, { src + 1000, 0 },
+				 { src + 1000, len - 1000 } };
+	struct iovec diov[2] = { { dst, 77 }, { dst + 77, len - 77 } };
+	struct iovec wiov[1] = { { wdst, len } };
+	struct p4t_conn *x, *y;
+	struct p4w_cookie rc, wc;
+	struct p4t_mem *rm, *wm;
+
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	x = link_up(&sa, &sb, &y);
+	/* b exposes src for reading and wdst for writing, to a only */
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, siov, 3, P4T_ACCESS_READ,
+				    &rc, &rm), 0);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, wiov, 1, P4T_ACCESS_WRITE,
+				    &wc, &wm), 0);
+	cr_expect_eq(rc.length, len);
+	cr_assert_eq(p4t_pull(sa.iface, x, &rc, 0, diov, 2, len, (void *)1),
+		     0);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 1);
+	cr_expect_eq(sa.ev[0].op_ctx, (void *)1);
+	cr_expect_eq(sa.ev[0].status, 0);
+	cr_expect_eq(memcmp(src, dst, len), 0);
+	/* a pull at an offset */
+	memset(dst, 0, len);
+	cr_assert_eq(p4t_pull(sa.iface, x, &rc, 5000, diov, 2, 10000,
+			      (void *)2), 0);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 2);
+	cr_expect_eq(sa.ev[1].status, 0);
+	cr_expect_eq(memcmp(src + 5000, dst, 10000), 0);
+	cr_expect_eq(dst[10000], 0);
+	/* a push, and a send after it lands after it */
+	cr_assert_eq(p4t_push(sa.iface, x, diov, 2, 10000, &wc, 100,
+			      (void *)3), 0);
+	cr_assert_eq(send_seq(&sa, x, 77, 3), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1 && count(&sa, UP_RMA_DONE) == 3);
+	cr_expect_eq(memcmp(wdst + 100, src + 5000, 10000), 0);
+	cr_expect_eq(wdst[99], 0);
+	cr_expect_eq(wdst[10100], 0);
+	cr_expect_eq(sa.ev[2].status, 0);
+	cr_expect_gt(stats_of(&sb).streams, 0);
+	cr_expect_geq(stats_of(&sb).rma_bytes_out, len);
+	p4t_mem_unexpose(sb.iface, rm);
+	p4t_mem_unexpose(sb.iface, wm);
+	free(src);
+	free(dst);
+	free(wdst);
+}
+
+/* While a pull runs, small messages keep flowing past it. */
+TCP_TEST(large_pull_does_not_stall_small_messages)
+{
+	const size_t len = 16 << 20;
+	struct p4t_iface_config cfg = { .rma_chunk = 65536 };
+	uint8_t *src = pat_buf(len, 5), *dst = malloc(len);
+	struct iovec siov = { src, len }, diov = { dst, len };
+	struct p4t_conn *x, *y;
+	struct p4w_cookie rc;
+	struct p4t_mem *rm;
+	long done_at;
+	uint32_t i;
+
+	cr_assert(dst);
+	side_close(&sb);
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	p4t_tcp_set_sockbuf(sa.iface, 65536, 65536);
+	p4t_tcp_set_sockbuf(sb.iface, 65536, 65536);
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &siov, 1, P4T_ACCESS_READ,
+				    &rc, &rm), 0);
+	cr_assert_eq(p4t_pull(sa.iface, x, &rc, 0, &diov, 1, len, NULL), 0);
+	PUMP_UNTIL(stats_of(&sb).streams == 1 &&
+		   stats_of(&sa).rma_bytes_in > 0);
+	for (i = 0; i < 10; i++)
+		cr_assert_eq(send_seq(&sb, y, i, 32), P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 1);
+	done_at = find_ev(&sa, UP_RMA_DONE, 0);
+	cr_expect_eq(sa.ev[done_at].status, 0);
+	cr_expect_eq(count(&sa, UP_RECV), 10,
+		     "the small messages arrived before the pull ended");
+	for (i = 0; i < 10; i++)
+		expect_msg(&sa.ev[i], i, 32);
+	cr_expect_eq(memcmp(src, dst, len), 0);
+	p4t_mem_unexpose(sb.iface, rm);
+	free(src);
+	free(dst);
+}
+
+TCP_TEST(pull_and_push_refuse_what_they_must)
+{
+	uint8_t buf[4096], dst[4096];
+	struct iovec iov = { buf, sizeof(buf) }, diov = { dst, sizeof(dst) };
+	struct p4t_conn *x, *y, *xc, *yc;
+	struct p4w_cookie ro, wo, stale, other, forged;
+	struct p4t_mem *rm, *wm, *sm, *om;
+	size_t i;
+
+	memset(buf, 7, sizeof(buf));
+	side_open(&sc, 0);
+	x = link_up(&sa, &sb, &y);
+	xc = link_up(&sc, &sb, &yc);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &iov, 1, P4T_ACCESS_READ,
+				    &ro, &rm), 0);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &iov, 1, P4T_ACCESS_WRITE,
+				    &wo, &wm), 0);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &iov, 1, P4T_ACCESS_READ,
+				    &stale, &sm), 0);
+	p4t_mem_unexpose(sb.iface, sm);
+	cr_assert_eq(p4t_mem_expose(sb.iface, yc, &iov, 1, P4T_ACCESS_READ,
+				    &other, &om), 0);
+	forged = ro;
+	forged.length = 1 << 20;	/* claims more than was exposed */
+	memset(dst, 0, sizeof(dst));
+	cr_assert_eq(p4t_pull(sa.iface, x, &wo, 0, &diov, 1, 16, (void *)1),
+		     0);	/* write-only */
+	cr_assert_eq(p4t_pull(sa.iface, x, &stale, 0, &diov, 1, 16,
+			      (void *)2), 0);
+	cr_assert_eq(p4t_pull(sa.iface, x, &other, 0, &diov, 1, 16,
+			      (void *)3), 0);	/* c's exposure */
+	cr_assert_eq(p4t_pull(sa.iface, x, &forged, 4000, &diov, 1, 200,
+			      (void *)4), 0);	/* past the real end */
+	cr_assert_eq(p4t_pull(sa.iface, x, &ro, 4000, &diov, 1, 200,
+			      (void *)5), 0);	/* past the cookie: local */
+	cr_assert_eq(p4t_pull(sa.iface, x, &ro, 0, &diov, 1, 5000, NULL),
+		     -FI_EINVAL);		/* local iov too short */
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 5);
+	for (i = 0; i < 5; i++) {
+		/* by op_ctx: the local refusal completes first */
+		int want = i >= 3 ? -FI_EINVAL : -FI_EACCES;
+		long at = find_ctx(&sa, (void *)(i + 1));
+
+		cr_assert_geq(at, 0);
+		cr_expect_eq(sa.ev[at].status, want, "pull %zu: %d", i + 1,
+			     sa.ev[at].status);
+	}
+	for (i = 0; i < sizeof(dst); i++)
+		cr_assert_eq(dst[i], 0, "refused pulls wrote nothing");
+	cr_expect_eq(count(&sa, UP_CONN_FAILED), 0);
+	/* the link still works */
+	cr_assert_eq(p4t_pull(sa.iface, x, &ro, 0, &diov, 1, 100, (void *)6),
+		     0);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 6);
+	cr_expect_eq(sa.ev[sa.nev - 1].status, 0);
+	cr_expect_eq(dst[99], 7);
+	/* a push into read-only memory is a violation: the link fails */
+	cr_assert_eq(p4t_push(sa.iface, x, &diov, 1, 16, &ro, 0, (void *)7),
+		     0);
+	PUMP_UNTIL(count(&sa, UP_CONN_FAILED) == 1 &&
+		   count(&sb, UP_CONN_FAILED) == 1);
+	cr_expect_eq(find_ev(&sa, UP_RMA_DONE, 6) < find_ev(&sa, UP_CONN_FAILED, 0),
+		     true);
+	cr_expect_lt(sb.ev[find_ev(&sb, UP_CONN_FAILED, 0)].status, 0);
+	cr_expect_gt(stats_of(&sb).malformed, 0);
+	/* c's link did not notice */
+	cr_assert_eq(send_seq(&sc, xc, 1, 1), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	cr_expect_eq(sb.ev[sb.nev - 1].conn, yc);
+	p4t_mem_unexpose(sb.iface, rm);
+	p4t_mem_unexpose(sb.iface, wm);
+	p4t_mem_unexpose(sb.iface, om);
+}
+
+TCP_TEST(self_link_messages_pull_and_push)
+{
+	uint8_t src[1000], dst[1000];
+	struct iovec siov = { src, sizeof(src) }, diov = { dst, sizeof(dst) };
+	struct p4t_conn *me = conn_to(&sa, &sa);
+	struct p4w_cookie rc, wc;
+	struct p4t_mem *rm, *wm;
+	size_t i;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)i;
+	cr_expect_eq(conn_to(&sa, &sa), me);
+	for (i = 0; i < 10; i++)
+		cr_assert_eq(send_seq(&sa, me, (uint32_t)i, i * 100), P4T_DONE);
+	cr_assert_eq(p4t_mem_expose(sa.iface, me, &siov, 1, P4T_ACCESS_READ,
+				    &rc, &rm), 0);
+	cr_assert_eq(p4t_mem_expose(sa.iface, me, &diov, 1, P4T_ACCESS_WRITE,
+				    &wc, &wm), 0);
+	memset(dst, 0, sizeof(dst));
+	cr_assert_eq(p4t_pull(sa.iface, me, &rc, 10, &diov, 1, 500,
+			      (void *)1), 0);
+	cr_assert_eq(p4t_push(sa.iface, me, &siov, 1, 100, &wc, 900,
+			      (void *)2), 0);
+	cr_assert_eq(p4t_pull(sa.iface, me, &wc, 0, &diov, 1, 5, (void *)3),
+		     0);	/* write-only */
+	cr_expect_eq(sa.nev, 0);	/* never inside the call */
+	PUMP_UNTIL(count(&sa, UP_RECV) == 10 && count(&sa, UP_RMA_DONE) == 3);
+	for (i = 0; i < 10; i++)
+		expect_msg(&sa.ev[find_ev(&sa, UP_RECV, i)], (uint32_t)i,
+			   i * 100);
+	cr_expect_eq(memcmp(dst, src + 10, 500), 0);
+	cr_expect_eq(memcmp(dst + 900, src, 100), 0);
+	cr_expect_eq(sa.ev[find_ctx(&sa, (void *)1)].status, 0);
+	cr_expect_eq(sa.ev[find_ctx(&sa, (void *)2)].status, 0);
+	cr_expect_eq(sa.ev[find_ctx(&sa, (void *)3)].status, -FI_EACCES);
+	cr_expect_eq(stats_of(&sa).connects, 0, "no socket for self");
+	cr_expect_eq(stats_of(&sa).self_msgs, 10);
+	p4t_mem_unexpose(sa.iface, rm);
+	p4t_mem_unexpose(sa.iface, wm);
+}
