@@ -168,6 +168,8 @@ void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
 
 	if (!uh->claimed && p4u_list_node_linked(&uh->uent.order))
 		p4e_uindex_remove(&pt->uhs, &uh->uent);
+	if (uh->filling)	/* discarded before its data was in */
+		uh->filling->filling_uh = NULL;
 	if (uh->oflow_me)
 		p4e_me_uh_released(uh->oflow_me);
 	p4u_pool_free(&ni->uhs, uh);
@@ -283,6 +285,7 @@ static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
 	ev->atomic_op = uh->atomic_op;
 	ev->atomic_type = uh->atomic_type;
 	ev->flags = uh->ev_flags;
+	ev->ni_fail_type = uh->fail;
 	if (uh->oflow_me)
 		ev->start = p4e_me_addr(uh->oflow_me, uh->oflow_offset);
 }
@@ -352,6 +355,13 @@ int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 		me->user_ptr = user_ptr;
 	if (user_flags)
 		me->user_flags = user_flags;
+	if (uh->filling) {
+		/* matched in arrival order, but its data is not in yet:
+		 * me holds it (in use) till p4e_uh_filled */
+		uh->waiter = me;
+		me->pending++;
+		return P4E_UH_WAITING;
+	}
 
 	if (top)
 		return p4e_uh_deliver_rdzv(ni, uh, me, top);
@@ -430,6 +440,13 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 			ret = p4e_uh_deliver_into(
 				ni, container_of(u, struct p4e_uh, uent), me,
 				NULL, 0, false);
+			if (ret == P4E_UH_WAITING) {
+				/* later headers wait behind this one, and
+				 * so does the link: p4e_uh_filled resumes */
+				me->link_waiting = true;
+				me->pending--;
+				return 0;
+			}
 			if (ret) {
 				/* the caller gets no handle: end it quietly
 				 * once pulls it started are done */
@@ -456,6 +473,28 @@ static int p4e_me_link(struct p4e_ni *ni, struct p4e_me *me)
 	me->linked = true;
 	p4e_me_simple_event(me, P4E_EVENT_LINK, P4E_NI_OK);
 	return 0;
+}
+
+void p4e_uh_filled(struct p4e_ni *ni, struct p4e_uh *uh, uint8_t fail)
+{
+	struct p4e_me *me = uh->waiter;
+	bool resume;
+
+	uh->filling = NULL;
+	if (fail != P4E_NI_OK) {
+		uh->fail = fail;
+		uh->mlength = 0;
+	}
+	if (!me)
+		return;
+	uh->waiter = NULL;
+	resume = me->link_waiting;
+	me->link_waiting = false;
+	/* the data is in the overflow entry now: nothing left to refuse */
+	p4e_uh_deliver_into(ni, uh, me, NULL, 0, true);
+	if (resume && !me->unlink_pending)
+		p4e_me_link(ni, me);	/* the headers that queued behind */
+	p4e_me_use_done(me);		/* the hold taken when it waited */
 }
 
 /* ---- append / unlink ----------------------------------------------------- */
@@ -779,9 +818,11 @@ int p4e_uh_deliver(struct p4e_ni *ni, uint64_t handle,
 	if (ret)
 		return ret;
 	ret = p4e_uh_deliver_into(ni, uh, me, NULL, 0, true);
-	if (ret)
+	if (ret < 0) {
 		p4e_me_destroy(me);	/* refused before any change */
-	return ret;
+		return ret;
+	}
+	return 0;	/* delivered, or when its data is in */
 }
 
 int p4e_uh_discard(struct p4e_ni *ni, uint64_t handle)

@@ -147,6 +147,8 @@ struct p4e_me {
 	bool linked;			/* on its list (matchable) */
 	bool unlink_pending;		/* off the list, events to come */
 	bool freed_pending;		/* overflow: AUTO_FREE when uh_refs 0 */
+	bool link_waiting;		/* append stopped at a header whose data
+					 * is still arriving; resumes then */
 	bool triggered;			/* waiting for a triggered append */
 	unsigned options;
 	void *start;			/* bytes, or struct iovec[] */
@@ -201,6 +203,11 @@ struct p4e_uh {
 	uint64_t hdr_data;
 	struct p4e_me *oflow_me;	/* where the data is (NULL: header only) */
 	uint64_t oflow_offset;
+	/* a rendezvous pulled into the overflow entry: matchable at once
+	 * (order), deliverable only once the pull is done */
+	struct p4e_tgt_op *filling;	/* that pull, NULL once the data is in */
+	struct p4e_me *waiter;		/* the entry that matched meanwhile */
+	uint8_t fail;			/* that pull failed: reported with it */
 	struct p4w_cookie src;		/* rendezvous source */
 };
 
@@ -303,6 +310,7 @@ struct p4e_tgt_op {
 	struct p4e_npeer *peer;
 	struct p4e_me *me;
 	struct p4e_uh *uh;		/* delivering an unexpected header */
+	struct p4e_uh *filling_uh;	/* whose data this pull brings in */
 	uint8_t type;
 	uint8_t ack_req;
 	uint8_t list;
@@ -400,9 +408,14 @@ bool p4e_me_perm_ok(struct p4e_ni *ni, struct p4e_me *me, uint8_t type,
 void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
 		  uint64_t rlength, bool unexpected, uint64_t *offset_p,
 		  uint64_t *mlength_p);
+/* Returns 0, -FI_EAGAIN (refused, nothing changed) or P4E_UH_WAITING:
+ * the header's data is still arriving, me holds it and gets it then. */
+#define P4E_UH_WAITING	1
 int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 			struct p4e_me *me, void *user_ptr,
 			uint64_t user_flags, bool claimed);
+/* The pull that fills uh's overflow space ended (fail: its status). */
+void p4e_uh_filled(struct p4e_ni *ni, struct p4e_uh *uh, uint8_t fail);
 
 /* p4e_me.c: triggered appends (the ME exists, unlinked, until it fires) */
 int p4e_me_trig_create(struct p4e_ni *ni, uint32_t pt_index,

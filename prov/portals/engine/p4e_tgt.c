@@ -302,6 +302,8 @@ void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail)
 		p4e_tgt_respond(ni, np, P4W_REPLY, &resp, NULL, 0);
 	}
 	p4e_me_emit(me, &ev);
+	if (top->filling_uh)	/* after the overflow entry's own event */
+		p4e_uh_filled(ni, top->filling_uh, fail);
 	p4u_pool_free(&ni->tops, top);
 	p4e_me_use_done(me);
 }
@@ -362,8 +364,11 @@ static int p4e_tgt_put(struct p4e_tgt_msg *m, struct p4e_me *me,
 		}
 		p4e_fc_accepted(m->np);
 		p4e_tgt_op_from_msg(m, top, me, offset, mlength);
-		if (uh)
+		if (uh) {
 			p4e_tgt_uh_fill(m, uh, me, offset, mlength);
+			uh->filling = top;
+			top->filling_uh = uh;
+		}
 		me->pending++;
 		/* reserve: later messages must not land on this space */
 		p4e_me_used(me, mlength, req->rlength);

@@ -817,9 +817,6 @@ Test(eng_search, rdzv_header_not_matchable_before_its_data_is_in)
 {
 	struct p4e_event ev;
 
-	cr_skip_test("engine bug: p4e_tgt_put queues the unexpected header of "
-		     "a rendezvous put before its pull into the overflow "
-		     "entry is done");
 	oflow_at(0, 64, 0x79);
 	put(0, 10000, 0x79, 0);
 	/* the header reaches the target, the pull is still pending */
@@ -832,6 +829,27 @@ Test(eng_search, rdzv_header_not_matchable_before_its_data_is_in)
 	cr_expect_eq(ev.list, P4E_OVERFLOW_LIST);
 	ev = ev_is(1, P4E_EVENT_PUT_OVERFLOW);
 	cr_expect_eq(memcmp(pbuf, src[0], 64), 0);
+}
+
+/* The same through a claim: the delivery waits for the data. */
+Test(eng_search, claimed_rdzv_header_delivered_once_its_data_is_in)
+{
+	struct p4e_event ev;
+	uint64_t uh;
+
+	oflow_at(0, 64, 0x7a);
+	put(0, 10000, 0x7a, 0);
+	cr_assert_eq(p4e_ni_progress(e.ni[1], 1), 1);
+	uh = claim(0x7a);
+	cr_assert_eq(deliver(uh, pbuf, sizeof(pbuf)), 0);
+	eng_progress(&e);
+	ev = ev_is(1, P4E_EVENT_PUT);
+	cr_expect_eq(ev.list, P4E_OVERFLOW_LIST);
+	ev = ev_is(1, P4E_EVENT_PUT_OVERFLOW);
+	cr_expect_eq(ev.user_ptr, PRI);
+	cr_expect_eq(ev.mlength, 64);
+	cr_expect_eq(memcmp(pbuf, src[0], 64), 0);
+	eng_no_event(&e, 1);
 }
 
 /* ---- matching order ------------------------------------------------------------ */
