@@ -248,6 +248,8 @@ int main(int argc, char **argv)
 	if (!ok) {
 		fb_result_na(ctx, bw->rate ? "rate" : "bw", "*",
 			     "fi_getinfo offers no FI_TAGGED endpoint");
+		fb_oob_close(ctx);
+		free(bw);
 		return 0;
 	}
 	fb_domain_open(ctx);
@@ -272,6 +274,8 @@ int main(int argc, char **argv)
 	fb_mr_close(&bw->rx_mr);
 	fb_domain_close(ctx);
 	fb_oob_close(ctx);
+	free(bw->tx);
+	free(bw->rx);
 	free(bw);
 	return 0;
 }

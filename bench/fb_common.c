@@ -297,6 +297,13 @@ void fb_oob_recv(struct fb_ctx *ctx, void *buf, size_t len)
 	ssize_t ret;
 
 	while (len) {
+		/*
+		 * Keep the endpoint progressing while we wait: under manual
+		 * progress a provider may still owe the peer an ack (e.g. for
+		 * our last receive) that its last send's completion waits for.
+		 */
+		while (ctx->cq && !fb_oob_readable(ctx))
+			fb_progress(ctx);
 		ret = recv(ctx->oob_fd, ptr, len, 0);
 		if (ret < 0 && errno == EINTR)
 			continue;

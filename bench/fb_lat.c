@@ -15,6 +15,7 @@
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fb_common.h"
@@ -150,5 +151,7 @@ int main(int argc, char **argv)
 	fb_mr_close(&lat.rx_mr);
 	fb_domain_close(ctx);
 	fb_oob_close(ctx);
+	free(lat.tx);
+	free(lat.rx);
 	return 0;
 }

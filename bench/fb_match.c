@@ -97,6 +97,9 @@ struct match {
 
 	/* both: what moved in this cell */
 	uint64_t count, sum;
+	bool aborted;		/* the server gave up (messages held) */
+	bool final_seen;	/* unexp: the server's closing status read */
+	char reason[M_REASON_LEN];
 };
 
 /* ---- patterns ----------------------------------------------------- */
@@ -321,7 +324,19 @@ static void m_server_unexp(struct match *m, size_t n)
 	for (w = 0;; w++) {
 		fb_ctrl_post(ctx, FB_TAG_MARK);
 		fb_ctrl_send(ctx, FB_TAG_ACK, FB_ACK_MORE);	/* go */
-		fb_ctrl_wait(ctx);	/* the window is in, unexpected */
+		/* the window is in, unexpected; a provider that holds
+		 * senders back (flow control) may keep it out for good */
+		deadline = fb_now() + M_HELD_SEC;
+		while (!ctx->ctrl_op.done && fb_now() < deadline)
+			fb_progress(ctx);
+		if (!ctx->ctrl_op.done) {
+			snprintf(reason, sizeof(reason), "unexpected messages "
+				 "held back in window %d (marker overdue)", w);
+			m_status_send(m, false, reason);
+			m->aborted = true;
+			return;
+		}
+		fb_ctrl_wait(ctx);
 		for (j = 0; j < (size_t)W; j++)
 			if (m_post(m, (uint32_t)j, m_tag(m, j)))
 				fb_fail(ctx, "%s: receive refused", m->test);
@@ -338,11 +353,53 @@ static void m_server_unexp(struct match *m, size_t n)
 		}
 	}
 	m_server_drain(m, n - 1);
+	m_status_send(m, true, NULL);	/* the closing status */
 }
 
 /* ---- client: sends ------------------------------------------------ */
 
-static void m_send_window(struct match *m, uint64_t window_no)
+/*
+ * unexp: the server ends every cell with one status over OOB, ok after
+ * its drain or not ok when it gave up. Read it when it comes; false when
+ * it says the server gave up.
+ */
+static bool m_check_final(struct match *m)
+{
+	if (m->final_seen || !m->unexp || !fb_oob_readable(&m->fb))
+		return true;
+	m->final_seen = true;
+	if (m_status_recv(m, m->reason, sizeof(m->reason)))
+		return true;
+	m->aborted = true;
+	return false;
+}
+
+/* waits for the client's sends, or until the server gave up */
+static bool m_wait_tx(struct match *m, uint64_t count)
+{
+	struct fb_ctx *ctx = &m->fb;
+
+	while (ctx->tx_cnt < count) {
+		if (!m_check_final(m))
+			return false;
+		fb_progress(ctx);
+	}
+	return true;
+}
+
+static bool m_wait_ctrl(struct match *m)
+{
+	struct fb_ctx *ctx = &m->fb;
+
+	while (!ctx->ctrl_op.done) {
+		if (!m_check_final(m))
+			return false;
+		fb_progress(ctx);
+	}
+	return true;
+}
+
+static bool m_send_window(struct match *m, uint64_t window_no)
 {
 	struct fb_ctx *ctx = &m->fb;
 	uint64_t base = ctx->tx_cnt;
@@ -356,7 +413,7 @@ static void m_send_window(struct match *m, uint64_t window_no)
 		m->count++;
 		m->sum += m->sbuf[k];
 	}
-	fb_wait_tx(ctx, base + (uint64_t)m->window);
+	return m_wait_tx(m, base + (uint64_t)m->window);
 }
 
 /* fillers go by fi_tinject (no op to track); fi_tsend if it is too small */
@@ -396,11 +453,15 @@ static double m_client_windows(struct match *m, uint64_t *msgs_p)
 		if (w == M_WARM)
 			start = fb_now();
 		if (m->unexp) {
-			flags = fb_ctrl_wait(ctx);	/* go (or stop) */
+			/* go (or stop), or the server gave up over OOB */
+			if (!m_wait_ctrl(m))
+				goto aborted;
+			flags = fb_ctrl_wait(ctx);
 			if (flags == FB_ACK_STOP)
 				break;
 			fb_ctrl_post(ctx, FB_TAG_ACK);
-			m_send_window(m, (uint64_t)w);
+			if (!m_send_window(m, (uint64_t)w))
+				goto aborted;
 			fb_ctrl_send(ctx, FB_TAG_MARK, 0);
 			continue;
 		}
@@ -414,6 +475,10 @@ static double m_client_windows(struct match *m, uint64_t *msgs_p)
 	}
 	*msgs_p = (uint64_t)(w - M_WARM) * (uint64_t)m->window;
 	return fb_now() - start;
+
+aborted:
+	*msgs_p = 0;
+	return 0.0;
 }
 
 /* ---- one cell ----------------------------------------------------- */
@@ -435,6 +500,8 @@ static void m_cell(struct match *m, size_t n)
 	fb_ep_open(ctx, m->unexp ? 0 : n + W + 16, 0, NULL, NULL);
 	ctx->on_complete = ctx->server ? m_on_complete : NULL;
 	m->count = m->sum = 0;
+	m->aborted = false;
+	m->final_seen = false;
 	m->ndone = 0;
 	m->posts = 0;
 
@@ -479,6 +546,15 @@ static void m_cell(struct match *m, size_t n)
 		}
 		if (ok)
 			secs = m_client_windows(m, &msgs);
+		if (ok && m->unexp && !m->final_seen) {
+			m->final_seen = true;
+			if (!m_status_recv(m, m->reason, sizeof(m->reason)))
+				m->aborted = true;
+		}
+		if (ok && m->aborted) {
+			ok = false;
+			m_strcpy(reason, m->reason, sizeof(reason));
+		}
 		if (ok)
 			fb_result(ctx, m->test, param, (double)msgs / secs / 1e6);
 		else
@@ -489,7 +565,10 @@ static void m_cell(struct match *m, size_t n)
 	mine[0] = m->count;
 	mine[1] = m->sum;
 	fb_oob_xchg(ctx, mine, peer, sizeof(mine));
-	if (ctx->server ? m->count && (peer[0] != m->count || peer[1] != m->sum) :
+	/* an aborted cell leaves messages held in flight: nothing to compare */
+	if (m->aborted)
+		;
+	else if (ctx->server ? m->count && (peer[0] != m->count || peer[1] != m->sum) :
 	    msgs && (peer[0] != m->count || peer[1] != m->sum))
 		fb_fail(ctx, "%s N=%zu: %llu messages (sum %llu) here, "
 			"%llu (sum %llu) at the peer", m->test, n,
@@ -564,6 +643,8 @@ int main(int argc, char **argv)
 	m->directed = fb_oob_agree(ctx, m->directed);
 	if (!ok) {
 		fb_result_na(ctx, m->test, "*", "fi_getinfo offers no FI_TAGGED endpoint");
+		fb_oob_close(ctx);
+		free(m);
 		return 0;
 	}
 	fb_domain_open(ctx);

@@ -291,5 +291,7 @@ int main(int argc, char **argv)
 			(unsigned long long)raw.bytes,
 			(unsigned long long)peer_bytes);
 	fb_oob_close(ctx);
+	free(raw.tx);
+	free(raw.rx);
 	return 0;
 }

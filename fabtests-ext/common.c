@@ -102,6 +102,7 @@ static void fx_usage(const char *summary, const char *usage_extra)
 		"wait object\n"
 		"  -n <n>        server: number of clients (default 1)\n"
 		"  -T <s>        overall timeout in seconds (default %d)\n"
+		"  -a            ask for FI_PROGRESS_AUTO (a progress thread)\n"
 		"%s",
 		fx_prog, summary, fx_prog, fx_prog, fx_prog,
 		FX_DEFAULT_OOB_PORT, FX_DEFAULT_OOB_PORT, FX_DEFAULT_TIMEOUT,
@@ -181,7 +182,7 @@ void fx_parse(int argc, char **argv, const char *summary,
 	opts->timeout = FX_DEFAULT_TIMEOUT;
 	opts->nclients = 1;
 
-	while ((opt = getopt(argc, argv, "p:s:B:P:E::S:I:ve:c:n:T:N:W:t:h"))
+	while ((opt = getopt(argc, argv, "p:s:B:P:E::S:I:ve:c:n:T:N:W:t:ah"))
 	       != -1) {
 		switch (opt) {
 		case 'p':
@@ -248,6 +249,9 @@ void fx_parse(int argc, char **argv, const char *summary,
 			break;
 		case 't':
 			opts->threads = fx_parse_int(optarg, 1, 64, 't');
+			break;
+		case 'a':
+			opts->auto_progress = true;
 			break;
 		default:
 			fx_usage(summary, usage_extra);

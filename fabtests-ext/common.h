@@ -58,6 +58,7 @@ struct fx_opts {
 	int window;		/* -W: window (program specific), 0 = default */
 	int threads;		/* -t: threads (program specific), 0 = default */
 	bool sread;		/* -c sread: blocking CQ reads on a wait object */
+	bool auto_progress;	/* -a: FI_PROGRESS_AUTO in the hints */
 };
 
 /* What a program needs from its endpoint. */
@@ -68,6 +69,7 @@ struct fx_setup {
 	size_t cq_size;			/* 0: 1024 */
 	size_t min_multi_recv;		/* set before fi_enable when nonzero */
 	size_t cq_data_size;		/* hints->domain_attr->cq_data_size */
+	size_t tx_size, rx_size;	/* hints tx/rx_attr->size, 0: any */
 };
 
 struct fx_ctx {

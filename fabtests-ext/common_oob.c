@@ -293,6 +293,12 @@ static struct fi_info *fx_hints(const struct fx_opts *opts,
 	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	hints->domain_attr->mr_mode = 0;
 	hints->domain_attr->cq_data_size = setup->cq_data_size;
+	hints->tx_attr->size = setup->tx_size;
+	hints->rx_attr->size = setup->rx_size;
+	if (opts->auto_progress) {
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	}
 	/* the programs rely on send-after-send order per peer */
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;

@@ -42,6 +42,14 @@ cancel          1  60  fx_cancel
 trunc           1  60  fx_trunc
 trunc_msg       1  60  fx_trunc -e msg
 cqdata          1  60  fx_cqdata
+threads         1  60  fx_threads
+threads_sread   1  60  fx_threads -c sread -N 100
+threads_auto    1  60  fx_threads -a -N 100
+selective       1  60  fx_selective
+resmgmt         1  60  fx_resmgmt
+resmgmt_sread   1  60  fx_resmgmt -c sread -W 64 -S 1048576
+rma             1  90  fx_rma
+trigger         1  60  fx_trigger
 '
 
 jobs_max=2

@@ -265,6 +265,13 @@ int p4e_ni_get_map(struct p4e_ni *ni, uint32_t *peer_ids, size_t count,
  * from that message, in order. Other initiators are not stalled.
  */
 #define P4E_PT_FC_RESEND	0x20
+/*
+ * [ext] A message that matches no entry is dropped (P4E_NI_DROPPED to the
+ * initiator) even with P4E_PT_FC_RESEND: on a PT whose entries are all
+ * persistent (libfabric's RMA windows) no match is an addressing error,
+ * not exhaustion, and resending would never succeed.
+ */
+#define P4E_PT_NO_MATCH_DROP	0x40
 
 int p4e_pt_alloc(struct p4e_ni *ni, unsigned options, struct p4e_eq *eq,
 		 uint32_t req_index, uint32_t *index_p);
@@ -341,6 +348,19 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  * the data is pulled into the overflow entry like any put.
  */
 #define P4E_ME_RDZV_HDR_ONLY		0x200000
+/*
+ * [ext] With P4E_ME_NO_TRUNCATE: an operation that does not fit is refused
+ * by this entry (P4E_NI_SEGV to the initiator) instead of passing on to
+ * the next entry (libfabric: an access outside a registered region).
+ */
+#define P4E_ME_BOUNDS_FAIL		0x400000
+/*
+ * [ext] An operation this entry refuses (uid, operation or bounds) still
+ * produces its full event, with the failure kind and mlength 0, and
+ * counts as a failure on the entry's CT with P4E_ME_EVENT_CT_COMM
+ * (libfabric counts remote access errors on the MR's counter).
+ */
+#define P4E_ME_EVENT_FAIL		0x800000
 
 struct p4e_me_desc {
 	void *start;		/* or struct iovec * with P4E_ME_IOVEC */
@@ -352,6 +372,12 @@ struct p4e_me_desc {
 	uint64_t match_bits;
 	uint64_t ignore_bits;	/* 1 = don't care */
 	uint64_t min_free;
+	/*
+	 * [ext] Subtracted from the remote offset of incoming operations
+	 * (offsets below it fit nothing): libfabric's MR offset argument.
+	 * Ignored with P4E_ME_MANAGE_LOCAL or P4E_ME_VIRT_ADDR.
+	 */
+	uint64_t base;
 };
 
 /* On a non-matching NI the match fields are ignored (an LE). */

@@ -238,5 +238,7 @@ static inline void p4t_iface_close(struct p4t_iface *iface)
 /* The transports built in. */
 extern const struct p4t_ops p4t_loop_ops;
 extern const struct p4t_ops p4t_tcp_ops;
+/* RDMA verbs (p4t_verbs.h); only in builds with libibverbs (HAVE_VERBS). */
+extern const struct p4t_ops p4t_verbs_ops;
 
 #endif /* P4T_H */

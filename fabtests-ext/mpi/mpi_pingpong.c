@@ -14,8 +14,10 @@
  * 1 KiB copy threshold on both sides, and every power of two to 16 MiB.
  * Latency is reported, never checked: CI machines are oversubscribed.
  *
- * Options: -m BYTES  largest size (default 16 MiB; run.sh uses a small one
- *                    for its quick "does the job run on portals" probe).
+ * Options: -m BYTES  largest size (default 16 MiB)
+ *          -i N      at most N timed round trips per size (default 200;
+ *                    run.sh lowers it where ranks outnumber cores, as
+ *                    every round trip then waits for the scheduler).
  */
 #include "mpi_common.h"
 
@@ -47,15 +49,19 @@ static void pp_sizes_init(size_t max)
 	}
 }
 
+static int pp_iters_max = 200;
+
 static int pp_iters(size_t size)
 {
+	int n = 3;
+
 	if (size <= 4096)
-		return 200;
-	if (size <= 65536)
-		return 50;
-	if (size <= (1u << 20))
-		return 10;
-	return 3;
+		n = 200;
+	else if (size <= 65536)
+		n = 50;
+	else if (size <= (1u << 20))
+		n = 10;
+	return n < pp_iters_max ? n : pp_iters_max;
 }
 
 /* Seeds differ per pair, size, round trip and direction. */
@@ -143,8 +149,12 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			max = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "-i") && i + 1 < argc &&
+			 atoi(argv[i + 1]) > 0)
+			pp_iters_max = atoi(argv[++i]);
 		else
-			MT_FAIL("usage: mpi_pingpong [-m max_bytes]");
+			MT_FAIL("usage: mpi_pingpong [-m max_bytes] "
+				"[-i max_iters]");
 	}
 	pp_sizes_init(max);
 

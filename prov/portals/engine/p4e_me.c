@@ -22,7 +22,8 @@
 	P4E_ME_EVENT_CT_COMM | P4E_ME_EVENT_CT_OVERFLOW | \
 	P4E_ME_EVENT_CT_BYTES | P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH | P4E_ME_IOVEC | \
-	P4E_ME_UH_COPY | P4E_ME_VIRT_ADDR | P4E_ME_RDZV_HDR_ONLY)
+	P4E_ME_UH_COPY | P4E_ME_VIRT_ADDR | P4E_ME_RDZV_HDR_ONLY | \
+	P4E_ME_BOUNDS_FAIL | P4E_ME_EVENT_FAIL)
 /* Options only a matching entry has (Portals LEs lack them). */
 #define P4E_ME_ONLY_OPTIONS (P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH)
@@ -199,10 +200,13 @@ void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
 	else if (me->options & P4E_ME_VIRT_ADDR)
 		offset = remote_offset - (uint64_t)(uintptr_t)me->start;
 	else
-		offset = remote_offset;
+		offset = remote_offset - me->base;
 	/* pitfall 4: a remote offset past the end leaves no room at all */
 	if (me->options & P4E_ME_VIRT_ADDR &&
 	    remote_offset < (uint64_t)(uintptr_t)me->start)
+		avail = 0;
+	else if (!(me->options & (P4E_ME_VIRT_ADDR | P4E_ME_MANAGE_LOCAL)) &&
+		 remote_offset < me->base)
 		avail = 0;
 	else
 		avail = offset < me->length ? me->length - offset : 0;
@@ -587,6 +591,7 @@ static int p4e_me_create(struct p4e_ni *ni, uint32_t pt_index,
 	me->ct = desc->ct;
 	me->uid = desc->uid;
 	me->min_free = desc->min_free;
+	me->base = desc->base;
 	me->user_ptr = user_ptr;
 	me->user_flags = user_flags;
 	if (ni->options & P4E_NI_MATCHING) {

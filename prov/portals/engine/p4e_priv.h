@@ -157,6 +157,7 @@ struct p4e_me {
 	uint64_t ct;
 	uint32_t uid;
 	uint64_t min_free;
+	uint64_t base;			/* [ext] subtracted from remote offsets */
 	uint64_t local_offset;
 	void *user_ptr;
 	uint64_t user_flags;

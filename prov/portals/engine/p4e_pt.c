@@ -9,7 +9,8 @@
 
 #define P4E_PT_OPTIONS (P4E_PT_ONLY_USE_ONCE | P4E_PT_FLOWCTRL | \
 			P4E_PT_ONLY_TRUNCATE | P4E_PT_ALLOC_DISABLED | \
-			P4E_PT_MATCH_UNORDERED | P4E_PT_FC_RESEND)
+			P4E_PT_MATCH_UNORDERED | P4E_PT_FC_RESEND | \
+			P4E_PT_NO_MATCH_DROP)
 
 int p4e_pt_alloc(struct p4e_ni *ni, unsigned options, struct p4e_eq *eq,
 		 uint32_t req_index, uint32_t *index_p)

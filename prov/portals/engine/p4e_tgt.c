@@ -597,7 +597,9 @@ static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
 	struct p4e_tgt_accept *a = ctx;
 	uint64_t offset, mlength;
 
-	if (!(me->options & P4E_ME_NO_TRUNCATE))
+	/* BOUNDS_FAIL: the entry takes it, then refuses what does not fit */
+	if (!(me->options & P4E_ME_NO_TRUNCATE) ||
+	    (me->options & P4E_ME_BOUNDS_FAIL))
 		return true;
 	/* an unexpected rendezvous leaves only its header here: its size
 	 * says nothing about whether it fits */
@@ -619,6 +621,40 @@ static size_t p4e_tgt_events_needed(const struct p4e_me *me)
 	    !(me->options & P4E_ME_EVENT_UNLINK_DISABLE))
 		n++;
 	return n;
+}
+
+/* NO_TRUNCATE | BOUNDS_FAIL: does the operation fit the entry? */
+static bool p4e_tgt_fits(struct p4e_tgt_msg *m, struct p4e_me *me,
+			 uint8_t *fail_p)
+{
+	uint64_t offset, mlength;
+
+	if ((me->options & (P4E_ME_NO_TRUNCATE | P4E_ME_BOUNDS_FAIL)) !=
+	    (P4E_ME_NO_TRUNCATE | P4E_ME_BOUNDS_FAIL))
+		return true;
+	p4e_me_place(me, m->parts.req.remote_offset, m->parts.req.rlength,
+		     false, &offset, &mlength);
+	if (mlength >= m->parts.req.rlength)
+		return true;
+	m->ni->sr[P4E_SR_PERMISSION_VIOLATIONS]++;
+	*fail_p = P4E_NI_SEGV;
+	return false;
+}
+
+/* P4E_ME_EVENT_FAIL: the refused operation's event, after the reject. */
+static void p4e_tgt_fail_event(struct p4e_tgt_msg *m, struct p4e_me *me,
+			       uint8_t fail)
+{
+	struct p4e_tgt_op tmp;
+	struct p4e_event ev;
+
+	if (!(me->options & P4E_ME_EVENT_FAIL))
+		return;
+	/* offset 0: the refused offset may lie anywhere, start says nothing */
+	p4e_tgt_op_from_msg(m, &tmp, me, 0, 0);
+	p4e_tgt_event_fill(&tmp, &ev, fail);
+	ev.start = NULL;
+	p4e_me_emit(me, &ev);
 }
 
 /* Validate what the wire unpacking cannot know: our own limits. */
@@ -683,6 +719,11 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 	if (!e) {
 		e = p4e_mlist_match(&m.pt->oflow, m.parts.req.match_bits,
 				    np->id, p4e_tgt_me_accept, &acc);
+		if (!e && (m.pt->options & P4E_PT_NO_MATCH_DROP)) {
+			ni->sr[P4E_SR_DROP_COUNT]++;
+			p4e_tgt_reject(&m, P4E_NI_DROPPED);
+			return 0;
+		}
 		if (!e)
 			return p4e_tgt_flowctrl(&m);
 		me = container_of(e, struct p4e_me, ment);
@@ -694,10 +735,12 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 	} else {
 		me = container_of(e, struct p4e_me, ment);
 	}
-	if (!p4e_me_perm_ok(ni, me, hdr->type, m.parts.req.uid, &fail)) {
+	if (!p4e_me_perm_ok(ni, me, hdr->type, m.parts.req.uid, &fail) ||
+	    !p4e_tgt_fits(&m, me, &fail)) {
 		if (uh)
 			p4u_pool_free(&ni->uhs, uh);
 		p4e_tgt_reject(&m, fail);
+		p4e_tgt_fail_event(&m, me, fail);
 		return 0;
 	}
 	/*

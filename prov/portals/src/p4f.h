@@ -73,6 +73,9 @@
 #define P4F_CQ_DATA_SIZE	8
 #define P4F_MR_KEY_SIZE		8
 #define P4F_MAX_ERR_DATA	64	/* bytes of provider error data */
+/* auth_key: 8 bytes, little-endian, the transport's 64-bit key checked
+ * at connection set-up (all zero = no key) */
+#define P4F_AUTH_KEY_SIZE	8
 
 extern struct fi_provider p4f_prov;
 
@@ -91,7 +94,7 @@ struct p4f_params {
 	size_t oflow_buf_count;
 	size_t peer_timeout_ms;
 	int progress_thread;
-	char *transport;	/* "tcp" (default), "loop" (in-process, tests) */
+	char *transport;	/* auto (default), tcp, verbs, loop */
 	size_t ack_delay_us;
 };
 
@@ -109,6 +112,7 @@ struct p4f_iface {
 	char name[IF_NAMESIZE];
 	union p4f_sockaddr addr;	/* port 0 */
 	bool loopback;
+	bool verbs;			/* an RDMA verbs port (name: device) */
 };
 
 /*
@@ -120,6 +124,25 @@ struct p4f_iface {
 int p4f_iface_list(int family, struct p4f_iface **ifaces_p, size_t *count_p);
 /* The first usable address of interface name in family (AF_UNSPEC: any). */
 int p4f_iface_lookup(const char *name, int family, struct p4f_iface *iface_p);
+
+/*
+ * FI_PORTALS_TRANSPORT (p4f_getinfo.c): auto (default: verbs ports first,
+ * then the TCP interfaces), tcp, verbs (only verbs ports) or loop.
+ */
+enum p4f_xport { P4F_XPORT_AUTO, P4F_XPORT_TCP, P4F_XPORT_VERBS,
+		 P4F_XPORT_LOOP };
+enum p4f_xport p4f_xport_mode(void);
+/*
+ * The interfaces fi_getinfo lists for the mode: verbs ports (named after
+ * the device; the address is the one of its RoCE GID, else the first
+ * usable interface's, where the bootstrap TCP listener goes) and/or
+ * p4f_iface_list(). Free with free().
+ */
+int p4f_xport_iface_list(int family, struct p4f_iface **ifaces_p,
+			 size_t *count_p);
+/* Like p4f_iface_lookup over p4f_xport_iface_list (name NULL: first). */
+int p4f_xport_iface_lookup(const char *name, int family,
+			   struct p4f_iface *iface_p);
 
 size_t p4f_sockaddr_len(const struct sockaddr *sa);
 bool p4f_sockaddr_valid(const void *addr, size_t len);
@@ -159,6 +182,9 @@ struct p4f_domain {
 	const struct p4t_ops *transport;
 	struct p4u_list eps;		/* enabled endpoints, for progress */
 	struct p4f_progress *progress;	/* FI_PROGRESS_AUTO: the thread */
+	/* counters with sink counts not yet on their CT (p4f_cntr.c) */
+	struct p4u_list cntr_dirty;
+	struct p4u_list trig_recs;	/* pending triggered ops (p4f_trigger.c) */
 };
 
 int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -223,7 +249,8 @@ struct p4f_oflow {
 enum p4f_pt_index {
 	P4F_PT_TAG = 0,
 	P4F_PT_MSG = 1,
-	P4F_PT_COUNT,
+	P4F_PT_COUNT,			/* the two-sided PTs (overflow buffers) */
+	P4F_PT_RMA = P4F_PT_COUNT,	/* MR entries (p4f_mr.c), no overflow */
 };
 
 struct p4f_ep {
@@ -252,6 +279,9 @@ struct p4f_ep {
 	struct p4f_sink tx_sink;	/* MD events: sends */
 	uint64_t md_all;		/* the whole address space */
 	uint64_t md_volatile;		/* the same, copied at post (inject) */
+	struct p4f_sink rma_sink;	/* RMA PT and RMA MD events */
+	uint64_t md_rma;		/* md_all / md_volatile for one-sided */
+	uint64_t md_rma_volatile;	/* ops, reporting to rma_sink */
 	struct p4f_oflow *oflow;	/* P4F_PT_COUNT * p4f_params count */
 	size_t noflow;
 	struct p4u_list oflow_repost;
@@ -260,6 +290,7 @@ struct p4f_ep {
 	size_t tx_size, rx_size;	/* limits: beyond them -FI_EAGAIN */
 	size_t inject_size;
 	uint64_t peek_discard;		/* FI_PEEK | FI_DISCARD: found message */
+	struct p4f_ep_trig *trig;	/* p4f_trigger.c: deferred-work MDs */
 };
 
 int p4f_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -269,6 +300,18 @@ static inline struct p4f_ep *p4f_ep_of(struct fid_ep *fid)
 {
 	return container_of(fid, struct p4f_ep, ep_fid);
 }
+
+/*
+ * fi_ep_alias (p4f_ep_alias.c): an alias is a struct p4f_ep whose only
+ * own state is its op_flags; data paths read the flags from the endpoint
+ * they were called on, then work on p4f_ep_data(ep), which owns the NI,
+ * the sinks and the pending counts.
+ */
+static inline struct p4f_ep *p4f_ep_data(struct p4f_ep *ep)
+{
+	return ep->parent ? ep->parent : ep;
+}
+int p4f_ep_alias_open(struct p4f_ep *ep, struct fi_alias *alias);
 
 /* p4f_sink.c: event sinks, overflow buffers */
 extern const struct p4e_eq_ops p4f_sink_rx_ops;
@@ -282,6 +325,7 @@ fi_addr_t p4f_ep_src_addr_locked(struct p4f_ep *ep, uint32_t peer);
 
 /* p4f_xfer.c: the message and tagged data path shared by p4f_msg.c and
  * p4f_tagged.c */
+struct p4f_trig_req;
 struct p4f_xfer_args {
 	const struct iovec *iov;
 	size_t count;
@@ -291,6 +335,7 @@ struct p4f_xfer_args {
 	uint64_t data;
 	void *context;
 	uint64_t flags;
+	const struct p4f_trig_req *trig;	/* deferred work, or NULL */
 };
 
 /*
@@ -310,6 +355,55 @@ ssize_t p4f_ep_cancel_locked(struct p4f_ep *ep, void *context);
 
 extern struct fi_ops_msg p4f_msg_ops;
 extern struct fi_ops_tagged p4f_tagged_ops;
+
+/*
+ * p4f_trigger.c: triggered operations. An operation posted with FI_TRIGGER
+ * (its context a struct fi_triggered_context; fires on the counter's
+ * success value) or queued as deferred work (a p4f_trig_req; fires on
+ * success + error) becomes an engine triggered operation on the
+ * counter's CT. The data paths build the engine arguments as for an
+ * immediate post (user_ptr, user_flags, md set) and call these instead,
+ * with the domain lock held, on p4f_ep_data(ep). A local buffer given as
+ * more than one iovec is refused (-FI_ENOSYS): the engine reads the
+ * buffer description when the operation fires.
+ */
+struct p4f_trig_req {
+	struct p4f_cntr *cntr;		/* triggering counter */
+	uint64_t threshold;
+	struct p4f_cntr *completion_cntr;	/* or NULL */
+	const void *work;		/* the fi_deferred_work, for cancel */
+};
+enum p4f_trig_xfer_op {
+	P4F_TRIG_OP_PUT,
+	P4F_TRIG_OP_GET,
+	P4F_TRIG_OP_ATOMIC,
+	P4F_TRIG_OP_FETCH,
+	P4F_TRIG_OP_SWAP,
+};
+/* req NULL: FI_TRIGGER with context a struct fi_triggered_context. */
+ssize_t p4f_trigger_xfer_locked(struct p4f_ep *ep, enum p4f_trig_xfer_op op,
+				struct p4e_xfer *x, void *context,
+				uint64_t flags, const struct p4f_trig_req *req);
+ssize_t p4f_trigger_append_locked(struct p4f_ep *ep, uint32_t pt,
+				  const struct p4e_me_desc *d, void *context,
+				  uint64_t flags, const struct p4f_trig_req *req);
+/* FI_TRIGGER on fi_read, fi_write and the atomics (p4f_rma.h args):
+ * the RMA layer hands such calls here; the lock is taken inside. */
+struct p4f_rma_args;
+struct p4f_atomic_args;
+ssize_t p4f_trigger_rma(struct p4f_ep *ep, const struct p4f_rma_args *a,
+			bool write);
+ssize_t p4f_trigger_atomic(struct p4f_ep *ep,
+			   const struct p4f_atomic_args *a);
+/* fi_control(domain, FI_QUEUE_WORK / FI_CANCEL_WORK / FI_FLUSH_WORK) */
+int p4f_trigger_control(struct p4f_domain *domain, int command, void *arg);
+/* Closing an endpoint or a counter forgets its pending triggered ops
+ * (the engine drops them); domain lock held. */
+void p4f_trigger_ep_fini_locked(struct p4f_ep *ep);
+void p4f_trigger_cntr_fini_locked(struct p4f_cntr *cntr);
+/* The counter's CT now holds ev (from its notify callback). */
+void p4f_trigger_cntr_changed_locked(struct p4f_cntr *cntr,
+				     const struct p4e_ct_event *ev);
 
 /* ---- getinfo / attributes (p4f_getinfo.c, p4f_attr.c) ------------------ */
 
@@ -344,5 +438,6 @@ static inline bool p4f_domain_lock_needed(enum fi_threading threading,
 #include "p4f_cq.h"
 #include "p4f_av.h"
 #include "p4f_mr.h"
+#include "p4f_rma.h"
 
 #endif /* P4F_H */

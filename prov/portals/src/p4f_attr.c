@@ -39,7 +39,23 @@
  */
 #define P4F_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE | \
-				 FI_LOCAL_COMM | FI_REMOTE_COMM)
+				 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_TRIGGER | \
+				 P4F_CAPS_ONE_SIDED)
+/* p4f_rma.c, p4f_atomic.c, p4f_mr.c, p4f_sink_rma.c */
+#define P4F_CAPS_ONE_SIDED	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | \
+				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
+				 FI_RMA_EVENT | FI_FENCE)
+/*
+ * Atomics are applied at the target one message at a time in the order
+ * sent, and a fetch's old values are copied out before the next one is
+ * applied, so every atomic ordering holds up to the largest atomic
+ * (max_order_*_size = FI_PORTALS_EAGER_SIZE). RMA reads and writes make
+ * no ordering claim: a large write is pulled by the target after later
+ * messages may have been applied.
+ */
+#define P4F_MSG_ORDER		(FI_ORDER_SAS | FI_ORDER_ATOMIC_RAR | \
+				 FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | \
+				 FI_ORDER_ATOMIC_WAW)
 
 /*
  * fi_getinfo(3) sorts capabilities into primary ones, primary modifiers
@@ -134,7 +150,7 @@ static struct fi_tx_attr p4f_tx_attr_template = {
 	.caps = P4F_CAPS & P4F_CAPS_TX,
 	.mode = 0,
 	.op_flags = P4F_TX_OP_FLAGS,
-	.msg_order = FI_ORDER_SAS,
+	.msg_order = P4F_MSG_ORDER,
 	.comp_order = FI_ORDER_NONE,
 	.inject_size = P4F_INJECT_SIZE_MAX,
 	.size = P4F_QUEUE_SIZE_MAX,
@@ -146,7 +162,7 @@ static struct fi_rx_attr p4f_rx_attr_template = {
 	.caps = P4F_CAPS & P4F_CAPS_RX,
 	.mode = 0,
 	.op_flags = P4F_RX_OP_FLAGS,
-	.msg_order = FI_ORDER_SAS,
+	.msg_order = P4F_MSG_ORDER,
 	.comp_order = FI_ORDER_NONE,
 	.total_buffered_recv = 0,	/* the overflow pool, set at runtime */
 	.size = P4F_QUEUE_SIZE_MAX,
@@ -160,14 +176,14 @@ static struct fi_ep_attr p4f_ep_attr_template = {
 	/* rendezvous pulls any length in chunks: no limit below size_t */
 	.max_msg_size = SIZE_MAX,
 	.msg_prefix_size = 0,
-	/* msg_order is FI_ORDER_SAS only: no RMA/atomic ordering offered */
-	.max_order_raw_size = 0,
-	.max_order_war_size = 0,
-	.max_order_waw_size = 0,
+	/* ceilings; entries report FI_PORTALS_EAGER_SIZE (P4F_MSG_ORDER) */
+	.max_order_raw_size = SIZE_MAX,
+	.max_order_war_size = SIZE_MAX,
+	.max_order_waw_size = SIZE_MAX,
 	.mem_tag_format = P4F_TAG_FORMAT,
 	.tx_ctx_cnt = 1,
 	.rx_ctx_cnt = 1,
-	.auth_key_size = 0,
+	.auth_key_size = P4F_AUTH_KEY_SIZE,
 };
 
 static struct fi_domain_attr p4f_domain_attr_template = {
@@ -200,7 +216,7 @@ static struct fi_domain_attr p4f_domain_attr_template = {
 	.mr_iov_limit = P4F_MR_IOV_LIMIT,
 	.caps = P4F_CAPS & P4F_CAPS_DOMAIN,
 	.mode = 0,
-	.auth_key_size = 0,
+	.auth_key_size = P4F_AUTH_KEY_SIZE,
 	.max_err_data = P4F_MAX_ERR_DATA,
 	.mr_cnt = P4F_MR_CNT,
 };
@@ -267,6 +283,13 @@ int p4f_info_from_template(struct fi_info *info)
 						  tmpl->tx_attr->inject_size);
 	info->rx_attr->size = P4U_MIN(p4f_params.rx_size,
 					   tmpl->rx_attr->size);
+	/* the largest atomic: what the atomic orderings cover */
+	info->ep_attr->max_order_raw_size = P4U_MIN(p4f_params.eager_size,
+						tmpl->ep_attr->max_order_raw_size);
+	info->ep_attr->max_order_war_size = P4U_MIN(p4f_params.eager_size,
+						tmpl->ep_attr->max_order_war_size);
+	info->ep_attr->max_order_waw_size = P4U_MIN(p4f_params.eager_size,
+						tmpl->ep_attr->max_order_waw_size);
 	oflow = p4f_params.oflow_buf_size * p4f_params.oflow_buf_count;
 	if (p4f_params.oflow_buf_count &&
 	    oflow / p4f_params.oflow_buf_count != p4f_params.oflow_buf_size)
@@ -895,6 +918,23 @@ static int p4f_mr_mode_select(uint32_t version, int prov_mode, int user_mode,
 	       (user_mode & P4F_MR_MODE_USABLE);
 }
 
+/* The key asked for is the one the objects will use (checked already). */
+static void p4f_alter_auth_key(uint8_t **key_p, size_t *size_p,
+			       const uint8_t *user, size_t user_size)
+{
+	uint8_t *key;
+
+	if (!user || user_size != P4F_AUTH_KEY_SIZE)
+		return;
+	key = malloc(user_size);
+	if (!key)
+		return;	/* the entry goes out keyless: the domain's key rules */
+	memcpy(key, user, user_size);
+	free(*key_p);
+	*key_p = key;
+	*size_p = user_size;
+}
+
 static void p4f_alter_domain_attr(uint32_t version, struct fi_info *info,
 				  const struct fi_info *hints)
 {
@@ -920,6 +960,8 @@ static void p4f_alter_domain_attr(uint32_t version, struct fi_info *info,
 	if (user->av_type)
 		attr->av_type = user->av_type;
 	/* resource_mgmt stays FI_RM_ENABLED: the provider always protects */
+	p4f_alter_auth_key(&attr->auth_key, &attr->auth_key_size,
+			   user->auth_key, user->auth_key_size);
 }
 
 static void p4f_alter_ep_attr(struct fi_info *info,
@@ -929,6 +971,8 @@ static void p4f_alter_ep_attr(struct fi_info *info,
 
 	if (!user)
 		return;
+	p4f_alter_auth_key(&attr->auth_key, &attr->auth_key_size,
+			   user->auth_key, user->auth_key_size);
 	if (info->caps & (FI_RMA | FI_ATOMIC)) {
 		if (user->max_order_raw_size)
 			attr->max_order_raw_size = user->max_order_raw_size;

@@ -39,4 +39,27 @@ int p4f_av_peer_locked(struct p4f_av *av, fi_addr_t fi_addr,
 /* fi_addr of an engine peer id (FI_SOURCE), or FI_ADDR_NOTAVAIL. O(1). */
 fi_addr_t p4f_av_peer_addr_locked(struct p4f_av *av, uint32_t peer);
 
+/* ---- between p4f_av.c and p4f_av_name.c -------------------------------- */
+
+/* An address resolved ahead of the insert (insertsvc, insertsym). */
+struct p4f_av_resolved {
+	union p4f_sockaddr addr;
+	int err;			/* negative: this address failed */
+};
+
+/* family is one the AV takes (its domain's format, or either if unset) */
+bool p4f_av_family_ok(const struct p4f_av *av, sa_family_t family);
+/* The AV's address family for getaddrinfo: AF_INET, AF_INET6, AF_UNSPEC. */
+int p4f_av_family(const struct p4f_av *av);
+/* fi_av_insert of addresses resolved beforehand (takes the lock). */
+int p4f_av_insert_resolved(struct p4f_av *av,
+			   const struct p4f_av_resolved *res, size_t count,
+			   fi_addr_t *fi_addr, uint64_t flags, void *context);
+int p4f_av_insertsvc(struct fid_av *fid, const char *node,
+		     const char *service, fi_addr_t *fi_addr, uint64_t flags,
+		     void *context);
+int p4f_av_insertsym(struct fid_av *fid, const char *node, size_t nodecnt,
+		     const char *service, size_t svccnt, fi_addr_t *fi_addr,
+		     uint64_t flags, void *context);
+
 #endif /* P4F_AV_H */

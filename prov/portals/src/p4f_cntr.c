@@ -1,17 +1,25 @@
 /*
- * p4f_cntr.c - counters (FI_CNTR_EVENTS_COMP): a success and an error
- * value, fi_cntr_read/readerr/add/adderr/set/seterr/wait, and the data
- * path's p4f_cntr_inc_locked / p4f_cntr_inc_err_locked.
+ * p4f_cntr.c - counters (FI_CNTR_EVENTS_COMP) on engine counting events:
+ * each counter owns a CT of the domain's engine domain, which holds its
+ * success and error values and the triggered operations waiting on it
+ * (p4f_trigger.c). fi_cntr_read/readerr/add/adderr/set/seterr/wait, and
+ * the data path's p4f_cntr_inc_locked / p4f_cntr_inc_err_locked.
  *
- * The two values are reached only through the accessors below
- * (p4f_cntr_success/failure and p4f_cntr_store_locked): the engine's
- * counting events (CTs) will back them, and triggered operations will hang
- * off the store. State is guarded by the domain lock; fi_cntr_wait sleeps
- * in poll(2) without it. fi_cntr_wait is refused (-FI_EINVAL) without a
- * wait object and accepted on an FI_WAIT_SET member (fabtests does that).
+ * The sinks count from inside engine callbacks, where the engine must not
+ * be re-entered (a CT change there would fire triggered operations in the
+ * middle of another operation): their counts wait in pend_* until
+ * p4f_domain_progress (or the next API call on a counter) moves them onto
+ * the CT. Readers see CT + pending. The CT's notify callback wakes
+ * sleepers after every change, including changes made by the engine
+ * (deferred counter operations, completion counters on MDs and MEs).
+ * State is guarded by the domain lock; fi_cntr_wait sleeps in poll(2)
+ * without it. fi_cntr_wait(3) on a counter without a wait object (invalid
+ * for applications, but fabtests does it) polls with sched_yield; it is
+ * accepted on an FI_WAIT_SET member too (fabtests does that as well).
  */
 #include <config.h>
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +31,14 @@ struct p4f_cntr {
 	atomic_int ref;			/* endpoint and poll set bindings */
 	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
 
-	/* the values: only the accessors touch these two */
-	uint64_t success;
-	uint64_t failure;
+	uint64_t ct;			/* the values live here */
+	uint64_t pend_success;		/* sink counts not yet on the CT */
+	uint64_t pend_failure;
+	struct p4u_list dirty_link;	/* in domain->cntr_dirty */
+	uint64_t seen_failure;		/* error value at the last wake check */
+	/* p4f_trigger.c's records of the ops pending on the CT, by threshold:
+	 * [0] success + error rule, [1] success only */
+	struct p4u_list trig_recs[2];
 
 	/* what fi_poll and fi_trywait last saw */
 	uint64_t poll_success, poll_failure;
@@ -46,6 +59,11 @@ struct p4f_domain *p4f_cntr_domain(const struct p4f_cntr *cntr)
 	return cntr->domain;
 }
 
+uint64_t p4f_cntr_ct(const struct p4f_cntr *cntr)
+{
+	return cntr->ct;
+}
+
 void p4f_cntr_get(struct p4f_cntr *cntr)
 {
 	atomic_fetch_add(&cntr->ref, 1);
@@ -63,45 +81,119 @@ struct p4f_wait *p4f_cntr_waitobj(struct p4f_cntr *cntr)
 
 /* ---- the values -------------------------------------------------------- */
 
+static struct p4e_ct_event p4f_cntr_value(const struct p4f_cntr *cntr)
+{
+	struct p4e_ct_event ev = { 0, 0 };
+
+	/* the handle is ours for the counter's life: this cannot fail */
+	(void)p4e_ct_get(cntr->domain->edom, cntr->ct, &ev);
+	ev.success += cntr->pend_success;
+	ev.failure += cntr->pend_failure;
+	return ev;
+}
+
 static uint64_t p4f_cntr_success(const struct p4f_cntr *cntr)
 {
-	return cntr->success;
+	return p4f_cntr_value(cntr).success;
 }
 
 static uint64_t p4f_cntr_failure(const struct p4f_cntr *cntr)
 {
-	return cntr->failure;
+	return p4f_cntr_value(cntr).failure;
 }
 
 /*
- * Every change goes through here. A sleeper is woken when the success
- * value reaches what it waits for or the error value changes (fi_cntr(3):
- * any error change unblocks fi_cntr_wait); FD users (wake_threshold 0) on
- * any change.
+ * After every change: a sleeper is woken when the success value reaches
+ * what it waits for or the error value changes (fi_cntr(3): any error
+ * change unblocks fi_cntr_wait); FD users (wake_threshold 0) on any change.
  */
-static void p4f_cntr_store_locked(struct p4f_cntr *cntr, uint64_t success,
-				  uint64_t failure)
+static void p4f_cntr_wake_check_locked(struct p4f_cntr *cntr)
 {
-	bool err_changed = failure != cntr->failure;
+	struct p4e_ct_event ev = p4f_cntr_value(cntr);
+	bool err_changed = ev.failure != cntr->seen_failure;
 
-	p4u_lock_assert_held(&cntr->domain->lock);
-	cntr->success = success;
-	cntr->failure = failure;
+	cntr->seen_failure = ev.failure;
 	if (p4f_wait_enabled(&cntr->wait) &&
-	    (err_changed || success >= cntr->wake_threshold))
+	    (err_changed || ev.success >= cntr->wake_threshold))
 		p4f_wait_signal(&cntr->wait);
+}
+
+/*
+ * The CT changed (our own update, or the engine's): the engine collected
+ * the triggered ops that became due, p4f_trigger.c forgets their records
+ * the same way. Then wake sleepers.
+ */
+static void p4f_cntr_notify(void *ctx, uint64_t ct)
+{
+	struct p4f_cntr *cntr = ctx;
+	struct p4e_ct_event ev;
+
+	if (!p4e_ct_get(cntr->domain->edom, ct, &ev))
+		p4f_trigger_cntr_changed_locked(cntr, &ev);
+	p4f_cntr_wake_check_locked(cntr);
+}
+
+struct p4u_list *p4f_cntr_trig_list(struct p4f_cntr *cntr, bool success_only)
+{
+	return &cntr->trig_recs[success_only];
+}
+
+static void p4f_cntr_pend_locked(struct p4f_cntr *cntr, uint64_t success,
+				 uint64_t failure)
+{
+	p4u_lock_assert_held(&cntr->domain->lock);
+	cntr->pend_success += success;
+	cntr->pend_failure += failure;
+	if (!p4u_list_node_linked(&cntr->dirty_link))
+		p4u_list_insert_tail(&cntr->domain->cntr_dirty,
+				     &cntr->dirty_link);
+	p4f_cntr_wake_check_locked(cntr);
 }
 
 void p4f_cntr_inc_locked(struct p4f_cntr *cntr, uint64_t n)
 {
-	p4f_cntr_store_locked(cntr, p4f_cntr_success(cntr) + n,
-			      p4f_cntr_failure(cntr));
+	p4f_cntr_pend_locked(cntr, n, 0);
 }
 
 void p4f_cntr_inc_err_locked(struct p4f_cntr *cntr, uint64_t n)
 {
-	p4f_cntr_store_locked(cntr, p4f_cntr_success(cntr),
-			      p4f_cntr_failure(cntr) + n);
+	p4f_cntr_pend_locked(cntr, 0, n);
+}
+
+/* Move one counter's pending counts onto its CT. */
+static void p4f_cntr_flush_one_locked(struct p4f_cntr *cntr)
+{
+	struct p4e_ct_event inc = {
+		.success = cntr->pend_success,
+		.failure = cntr->pend_failure,
+	};
+	int ret;
+
+	if (p4u_list_node_linked(&cntr->dirty_link))
+		p4u_list_remove(&cntr->dirty_link);
+	if (!inc.success && !inc.failure)
+		return;
+	cntr->pend_success = cntr->pend_failure = 0;
+	/* runs the triggered operations that became due */
+	ret = p4e_ct_inc(cntr->domain->edom, cntr->ct, inc);
+	if (ret)
+		FI_WARN(&p4f_prov, FI_LOG_CNTR, "counter update failed: %s\n",
+			fi_strerror(-ret));
+}
+
+/*
+ * Operations fired here may complete at once and count again (a chain):
+ * the list is drained until it stays empty; each triggered operation
+ * fires once, so this ends.
+ */
+void p4f_cntr_flush_locked(struct p4f_domain *domain)
+{
+	struct p4f_cntr *cntr;
+
+	p4u_lock_assert_held(&domain->lock);
+	while ((cntr = p4u_list_first_entry(&domain->cntr_dirty,
+					    struct p4f_cntr, dirty_link)))
+		p4f_cntr_flush_one_locked(cntr);
 }
 
 /* fi_poll(3): set and add are the application's own changes, not events. */
@@ -146,25 +238,43 @@ static uint64_t p4f_cntr_readerr(struct fid_cntr *cntr_fid)
 	return value;
 }
 
-/* Apply (value or increment) to the success (err = false) or error value. */
+/*
+ * Apply (value or increment) to the success (err = false) or error value.
+ * Counts the sinks made before this call land first, so a set overrides
+ * them; the CT update runs the triggered operations it made due, and
+ * what those complete at once is flushed too.
+ */
 static int p4f_cntr_update(struct fid_cntr *cntr_fid, uint64_t value,
 			   bool add, bool err)
 {
 	struct p4f_cntr *cntr = p4f_cntr_of(cntr_fid);
-	uint64_t success, failure;
+	struct p4f_domain *domain = cntr->domain;
+	struct p4e_ct_event ev = { 0, 0 };
+	int ret;
 
-	p4u_lock_acquire(&cntr->domain->lock);
-	success = p4f_cntr_success(cntr);
-	failure = p4f_cntr_failure(cntr);
-	if (err)
-		failure = add ? failure + value : value;
-	else
-		success = add ? success + value : value;
-	p4f_cntr_store_locked(cntr, success, failure);
-	if (!err)
+	p4u_lock_acquire(&domain->lock);
+	p4f_cntr_flush_one_locked(cntr);
+	if (add) {
+		if (err)
+			ev.failure = value;
+		else
+			ev.success = value;
+		ret = p4e_ct_inc(domain->edom, cntr->ct, ev);
+	} else {
+		ret = p4e_ct_get(domain->edom, cntr->ct, &ev);
+		if (!ret) {
+			if (err)
+				ev.failure = value;
+			else
+				ev.success = value;
+			ret = p4e_ct_set(domain->edom, cntr->ct, ev);
+		}
+	}
+	p4f_cntr_flush_locked(domain);
+	if (!ret && !err)
 		p4f_cntr_poll_checkpoint_locked(cntr);
-	p4u_lock_release(&cntr->domain->lock);
-	return 0;
+	p4u_lock_release(&domain->lock);
+	return ret;
 }
 
 static int p4f_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
@@ -220,6 +330,13 @@ static int p4f_cntr_wait_locked(struct p4f_cntr *cntr, uint64_t threshold,
 		if (!p4f_cntr_wait_check_locked(cntr, threshold, failure0,
 						deadline, &ret))
 			return ret;
+		if (!p4f_wait_enabled(&cntr->wait)) {
+			/* FI_WAIT_NONE: poll (fabtests wait on such counters) */
+			p4u_lock_release(&cntr->domain->lock);
+			sched_yield();
+			p4u_lock_acquire(&cntr->domain->lock);
+			continue;
+		}
 		p4f_wait_clear(&cntr->wait);
 		if (cntr->waiters == 1 || threshold < cntr->wake_threshold)
 			cntr->wake_threshold = threshold;
@@ -236,11 +353,6 @@ static int p4f_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	uint64_t deadline = p4f_wait_deadline(timeout);
 	int ret;
 
-	if (!p4f_wait_enabled(&cntr->wait)) {
-		FI_WARN(&p4f_prov, FI_LOG_CNTR,
-			"fi_cntr_wait on a counter without wait object\n");
-		return -FI_EINVAL;
-	}
 	p4u_lock_acquire(&cntr->domain->lock);
 	cntr->waiters++;
 	ret = p4f_cntr_wait_locked(cntr, threshold, deadline);
@@ -295,6 +407,13 @@ static int p4f_cntr_close(struct fid *fid)
 			atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
+	p4u_lock_acquire(&cntr->domain->lock);
+	if (p4u_list_node_linked(&cntr->dirty_link))
+		p4u_list_remove(&cntr->dirty_link);
+	p4f_trigger_cntr_fini_locked(cntr);
+	/* discards the triggered operations still waiting on it */
+	p4e_ct_free(cntr->domain->edom, cntr->ct);
+	p4u_lock_release(&cntr->domain->lock);
 	p4f_wait_fini(&cntr->wait);
 	atomic_fetch_sub(&cntr->domain->ref, 1);
 	free(cntr);
@@ -350,6 +469,21 @@ int p4f_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		return -FI_ENOMEM;
 	cntr->domain = domain;
 	atomic_init(&cntr->ref, 0);
+	p4u_list_init(&cntr->dirty_link);
+	p4u_list_init(&cntr->trig_recs[0]);
+	p4u_list_init(&cntr->trig_recs[1]);
+	p4u_lock_acquire(&domain->lock);
+	ret = p4e_ct_alloc(domain->edom, &cntr->ct);
+	if (!ret)
+		ret = p4e_ct_set_notify(domain->edom, cntr->ct,
+					p4f_cntr_notify, cntr);
+	p4u_lock_release(&domain->lock);
+	if (ret) {
+		FI_WARN(&p4f_prov, FI_LOG_CNTR, "no counting event left: %s\n",
+			fi_strerror(-ret));
+		free(cntr);
+		return ret;
+	}
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &p4f_cntr_fi_ops;
@@ -359,6 +493,9 @@ int p4f_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	ret = p4f_wait_init(&cntr->wait, domain->fabric, &cntr->cntr_fid.fid,
 			    attr->wait_obj, attr->wait_set);
 	if (ret) {
+		p4u_lock_acquire(&domain->lock);
+		p4e_ct_free(domain->edom, cntr->ct);
+		p4u_lock_release(&domain->lock);
 		free(cntr);
 		return ret;
 	}

@@ -199,5 +199,13 @@ bool p4f_cntr_poll_locked(struct p4f_cntr *cntr);
 int p4f_cntr_trywait(struct p4f_cntr *cntr);
 /* The counter's wait object (for p4f_wait_add_fd), NULL with FI_WAIT_NONE. */
 struct p4f_wait *p4f_cntr_waitobj(struct p4f_cntr *cntr);
+/* The engine CT that holds the counter's values (triggered operations). */
+uint64_t p4f_cntr_ct(const struct p4f_cntr *cntr);
+/* Where p4f_trigger.c keeps the records of the ops pending on the
+ * counter under one threshold rule. Domain lock held. */
+struct p4u_list *p4f_cntr_trig_list(struct p4f_cntr *cntr, bool success_only);
+/* Move the sinks' counts onto the CTs (firing what became due); from
+ * p4f_domain_progress, outside any engine callback. */
+void p4f_cntr_flush_locked(struct p4f_domain *domain);
 
 #endif /* P4F_CQ_H */

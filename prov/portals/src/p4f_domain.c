@@ -23,6 +23,8 @@ int p4f_domain_progress(struct p4f_domain *domain)
 
 	p4u_lock_assert_held(&domain->lock);
 	done = p4e_dom_progress(domain->edom, P4F_PROGRESS_BUDGET);
+	/* the sinks' counter counts reach the CTs (and fire what is due) */
+	p4f_cntr_flush_locked(domain);
 	/* overflow buffers the engine gave back go in again, outside the
 	 * engine's callbacks */
 	p4u_list_foreach_entry(&domain->eps, ep, struct p4f_ep, dom_link)
@@ -31,17 +33,15 @@ int p4f_domain_progress(struct p4f_domain *domain)
 	return done;
 }
 
-/* The transport FI_PORTALS_TRANSPORT names. */
-static const struct p4t_ops *p4f_domain_transport(void)
+/* The transport of a domain on iface (FI_PORTALS_TRANSPORT, p4f.h). */
+static const struct p4t_ops *p4f_domain_transport(const struct p4f_iface *iface)
 {
-	const char *name = p4f_params.transport;
-
-	if (!name || !*name || !strcmp(name, "tcp") || !strcmp(name, "auto"))
-		return &p4t_tcp_ops;
-	if (!strcmp(name, "loop"))
+	if (p4f_xport_mode() == P4F_XPORT_LOOP)
 		return &p4t_loop_ops;
-	FI_WARN(&p4f_prov, FI_LOG_DOMAIN,
-		"unknown FI_PORTALS_TRANSPORT %s: using tcp\n", name);
+#ifdef HAVE_VERBS
+	if (iface->verbs)
+		return &p4t_verbs_ops;
+#endif
 	return &p4t_tcp_ops;
 }
 
@@ -91,8 +91,11 @@ static int p4f_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int p4f_domain_control(struct fid *fid, int command, void *arg)
 {
-	/* FI_QUEUE_WORK & co. arrive with triggered operations. */
-	return -FI_ENOSYS;
+	struct p4f_domain *domain =
+		container_of(fid, struct p4f_domain, domain_fid.fid);
+
+	/* deferred work: FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK */
+	return p4f_trigger_control(domain, command, arg);
 }
 
 static struct fi_ops p4f_domain_fi_ops = {
@@ -124,7 +127,7 @@ static struct fi_ops_domain p4f_domain_ops = {
 	.poll_open = p4f_poll_open,
 	.stx_ctx = p4u_no_domain_stx_ctx,
 	.srx_ctx = p4u_no_domain_srx_ctx,
-	.query_atomic = p4u_no_domain_query_atomic,
+	.query_atomic = p4f_query_atomic,
 	.query_collective = p4u_no_domain_query_collective,
 	.endpoint2 = p4f_domain_endpoint2,
 };
@@ -141,8 +144,9 @@ static int p4f_domain_iface(const struct fi_info *info,
 		family = AF_INET6;
 
 	if (info->domain_attr && info->domain_attr->name)
-		return p4f_iface_lookup(info->domain_attr->name, family, iface);
-	return p4f_iface_lookup(NULL, family, iface);
+		return p4f_xport_iface_lookup(info->domain_attr->name, family,
+					      iface);
+	return p4f_xport_iface_lookup(NULL, family, iface);
 }
 
 int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
@@ -187,8 +191,10 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	ret = p4e_dom_create(NULL, &domain->edom);
 	if (ret)
 		goto err_mr_table;
-	domain->transport = p4f_domain_transport();
+	domain->transport = p4f_domain_transport(&iface);
 	p4u_list_init(&domain->eps);
+	p4u_list_init(&domain->cntr_dirty);
+	p4u_list_init(&domain->trig_recs);
 
 	memcpy(domain->ifname, iface.name, sizeof(domain->ifname));
 	domain->ifaddr = iface.addr;

@@ -19,6 +19,30 @@ static struct p4f_ep *p4f_ep_of_fid(struct fid *fid)
 }
 
 /*
+ * The endpoint's auth_key (its own, else the domain's) as the 64-bit key
+ * the transport presents and checks when a connection is set up: a peer
+ * with another key is refused (fi_portals.7). Sizes were checked when the
+ * info was (P4F_AUTH_KEY_SIZE).
+ */
+static uint64_t p4f_ep_auth_key(const struct p4f_ep *ep)
+{
+	const struct fi_info *info[2] = { ep->info, ep->domain->info };
+	const uint8_t *key = NULL;
+	uint64_t val = 0;
+	int i;
+
+	if (info[0]->ep_attr->auth_key_size == P4F_AUTH_KEY_SIZE)
+		key = info[0]->ep_attr->auth_key;
+	for (i = 0; i < 2 && !key; i++)
+		if (info[i]->domain_attr &&
+		    info[i]->domain_attr->auth_key_size == P4F_AUTH_KEY_SIZE)
+			key = info[i]->domain_attr->auth_key;
+	for (i = 0; key && i < P4F_AUTH_KEY_SIZE; i++)
+		val |= (uint64_t)key[i] << (8 * i);
+	return val;
+}
+
+/*
  * Open the endpoint's engine NI listening at addr (port 0: the kernel's or
  * FI_PORTALS_PORT_LOW..HIGH's choice) and record the address it got: that
  * is what fi_getname returns. The NI exists from fi_endpoint on so the name
@@ -39,6 +63,7 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.rma_chunk = p4f_params.rdzv_chunk,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
 		.ack_delay_ns = p4f_params.ack_delay_us * 1000,
+		.auth_key = p4f_ep_auth_key(ep),
 	};
 	union p4f_sockaddr bound;
 	size_t len = sizeof(bound);
@@ -114,8 +139,12 @@ static int p4f_ep_close(struct fid *fid)
 		(void)p4f_ep_wait_fds(ep, false);
 		p4u_list_remove(&ep->dom_link);
 	}
+	/* MRs forget this endpoint before its entries go with the NI */
+	p4f_mr_ep_detach_locked(ep);
 	/* the NI fails what is still pending; its events go nowhere now */
 	p4e_ni_destroy(ep->ni);
+	/* its triggered operations went with it (p4f_trigger.c) */
+	p4f_trigger_ep_fini_locked(ep);
 	p4f_oflow_free_all(ep);
 	p4u_lock_release(&ep->domain->lock);
 	p4f_ep_unbind_all(ep);
@@ -327,7 +356,24 @@ static int p4f_ep_engine_setup_locked(struct p4f_ep *ep)
 	ret = p4e_md_bind(ep->ni, &md, &ep->md_volatile);
 	if (ret)
 		return ret;
-	return p4f_oflow_post_all(ep);
+	ret = p4f_oflow_post_all(ep);
+	if (ret)
+		return ret;
+	/* one-sided: no match is a bad key (dropped, never resent) */
+	ret = p4e_pt_alloc(ep->ni, P4E_PT_FC_RESEND | P4E_PT_NO_MATCH_DROP,
+			   &ep->rma_sink.eq, P4F_PT_RMA, &index);
+	if (ret)
+		return ret;
+	md.eq = &ep->rma_sink.eq;
+	md.options = 0;
+	ret = p4e_md_bind(ep->ni, &md, &ep->md_rma);
+	if (ret)
+		return ret;
+	md.options = P4E_MD_VOLATILE;
+	ret = p4e_md_bind(ep->ni, &md, &ep->md_rma_volatile);
+	if (ret)
+		return ret;
+	return p4f_mr_ep_attach_locked(ep);
 }
 
 static int p4f_ep_enable(struct p4f_ep *ep)
@@ -388,6 +434,8 @@ static int p4f_ep_control(struct fid *fid, int command, void *arg)
 		else
 			return -FI_EINVAL;
 		return 0;
+	case FI_ALIAS:
+		return p4f_ep_alias_open(ep, arg);	/* p4f_ep_alias.c */
 	default:
 		return -FI_ENOSYS;
 	}
@@ -578,6 +626,8 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_sink.ep = ep;
 	ep->tx_sink.eq.ops = &p4f_sink_tx_ops;
 	ep->tx_sink.ep = ep;
+	ep->rma_sink.eq.ops = &p4f_sink_rma_ops;
+	ep->rma_sink.ep = ep;
 	ret = p4f_ep_ni_open(ep, &addr);
 	if (ret)
 		goto err_freeinfo;
@@ -594,8 +644,8 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.cm = &p4f_ep_cm_ops;
 	ep->ep_fid.msg = &p4f_msg_ops;
 	ep->ep_fid.tagged = &p4f_tagged_ops;
-	ep->ep_fid.rma = (struct fi_ops_rma *)&p4u_no_rma_ops;
-	ep->ep_fid.atomic = (struct fi_ops_atomic *)&p4u_no_atomic_ops;
+	ep->ep_fid.rma = &p4f_rma_ops;
+	ep->ep_fid.atomic = &p4f_atomic_ops;
 	ep->ep_fid.collective =
 		(struct fi_ops_collective *)&p4u_no_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);

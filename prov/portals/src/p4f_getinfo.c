@@ -16,6 +16,10 @@
  *   - hints->src_addr must be one of the interface addresses (its port is
  *     kept), hints->dest_addr selects the entries of its family.
  *
+ * Also the transport choice (FI_PORTALS_TRANSPORT): with verbs ports
+ * (auto or verbs), one entry per active port, named after its device,
+ * listed before the TCP interfaces (auto) or alone (verbs).
+ *
  * Not here: the attribute rules (p4f_attr.c), the interface list and
  * address helpers (p4f_addr.c).
  */
@@ -27,6 +31,9 @@
 #include <unistd.h>
 
 #include "p4f.h"
+#ifdef HAVE_VERBS
+#include "p4t_verbs.h"
+#endif
 
 /*
  * Flag bits the libfabric core passes for its own use (ofi.h:
@@ -398,6 +405,153 @@ static void p4f_getinfo_route_first(struct fi_info **head_p,
 	*head_p = first;
 }
 
+/* ---- transports: FI_PORTALS_TRANSPORT and verbs ports ------------------ */
+
+enum p4f_xport p4f_xport_mode(void)
+{
+	const char *name = p4f_params.transport;
+
+	if (!name || !*name || !strcmp(name, "auto"))
+		return P4F_XPORT_AUTO;
+	if (!strcmp(name, "tcp"))
+		return P4F_XPORT_TCP;
+	if (!strcmp(name, "verbs"))
+		return P4F_XPORT_VERBS;
+	if (!strcmp(name, "loop"))
+		return P4F_XPORT_LOOP;
+	FI_WARN(&p4f_prov, FI_LOG_CORE,
+		"unknown FI_PORTALS_TRANSPORT %s: using auto\n", name);
+	return P4F_XPORT_AUTO;
+}
+
+/*
+ * The verbs ports as interfaces of family (AF_UNSPEC: any): per port, the
+ * address of its RoCE GID first, then every other usable interface
+ * address (the bootstrap TCP listener may sit on any of them, e.g. the
+ * 127.0.0.1 a test binds to; the QPs route by the port's GID anyway).
+ */
+static int p4f_getinfo_verbs_ports(int family, struct p4f_iface **ifaces_p,
+				   size_t *count_p)
+{
+	*ifaces_p = NULL;
+	*count_p = 0;
+#ifdef HAVE_VERBS
+	struct p4t_verbs_dev *devs;
+	struct p4f_iface *ifaces, *tcp = NULL, *out;
+	size_t count, ntcp = 0, i, j, n = 0;
+	int ret;
+
+	ret = p4t_verbs_devices(&devs, &count);
+	if (ret || !count)
+		return ret;
+	if (p4f_iface_list(family, &tcp, &ntcp))
+		ntcp = 0;
+	ifaces = calloc(count * (ntcp + 1), sizeof(*ifaces));
+	if (!ifaces) {
+		free(devs);
+		free(tcp);
+		return -FI_ENOMEM;
+	}
+	for (i = 0; i < count; i++) {
+		/* the domain name must come back unchanged in fi_domain */
+		if (strlen(devs[i].name) >= sizeof(ifaces[n].name))
+			continue;
+		out = &ifaces[n];
+		if (devs[i].addr.ss_family == AF_INET &&
+		    (family == AF_UNSPEC || family == AF_INET)) {
+			memcpy(&out->addr.sin, &devs[i].addr,
+			       sizeof(out->addr.sin));
+			memcpy(out->name, devs[i].name,
+			       strlen(devs[i].name) + 1);
+			out->verbs = true;
+			n++;
+		}
+		for (j = 0; j < ntcp; j++) {
+			if (out->verbs && tcp[j].addr.sa.sa_family == AF_INET &&
+			    tcp[j].addr.sin.sin_addr.s_addr ==
+			    out->addr.sin.sin_addr.s_addr)
+				continue;
+			ifaces[n] = tcp[j];
+			memcpy(ifaces[n].name, devs[i].name,
+			       strlen(devs[i].name) + 1);
+			ifaces[n].verbs = true;
+			n++;
+		}
+	}
+	free(devs);
+	free(tcp);
+	*ifaces_p = ifaces;
+	*count_p = n;
+#else
+	(void)family;
+#endif
+	return 0;
+}
+
+int p4f_xport_iface_list(int family, struct p4f_iface **ifaces_p,
+			 size_t *count_p)
+{
+	enum p4f_xport mode = p4f_xport_mode();
+	struct p4f_iface *verbs = NULL, *tcp = NULL, *all;
+	size_t nverbs = 0, ntcp = 0;
+	int ret;
+
+	if (mode == P4F_XPORT_AUTO || mode == P4F_XPORT_VERBS) {
+		ret = p4f_getinfo_verbs_ports(family, &verbs, &nverbs);
+		if (ret)
+			return ret;
+	}
+	if (mode != P4F_XPORT_VERBS) {
+		ret = p4f_iface_list(family, &tcp, &ntcp);
+		if (ret && !nverbs) {
+			free(verbs);
+			return ret;
+		}
+	}
+	if (!nverbs && !ntcp) {
+		free(verbs);
+		free(tcp);
+		return -FI_ENODATA;
+	}
+	all = calloc(nverbs + ntcp, sizeof(*all));
+	if (!all) {
+		free(verbs);
+		free(tcp);
+		return -FI_ENOMEM;
+	}
+	if (nverbs)
+		memcpy(all, verbs, nverbs * sizeof(*all));
+	if (ntcp)
+		memcpy(all + nverbs, tcp, ntcp * sizeof(*all));
+	free(verbs);
+	free(tcp);
+	*ifaces_p = all;
+	*count_p = nverbs + ntcp;
+	return 0;
+}
+
+int p4f_xport_iface_lookup(const char *name, int family,
+			   struct p4f_iface *iface_p)
+{
+	struct p4f_iface *ifaces;
+	size_t n, i;
+	int ret;
+
+	ret = p4f_xport_iface_list(family, &ifaces, &n);
+	if (ret)
+		return ret;
+	ret = -FI_ENODATA;
+	for (i = 0; i < n; i++) {
+		if (name && strcmp(name, ifaces[i].name))
+			continue;
+		*iface_p = ifaces[i];
+		ret = 0;
+		break;
+	}
+	free(ifaces);
+	return ret;
+}
+
 /* ---- entry point ------------------------------------------------------- */
 
 static int p4f_getinfo_resolve(const char *node, const char *service,
@@ -431,7 +585,7 @@ int p4f_getinfo(uint32_t version, const char *node, const char *service,
 	ret = p4f_getinfo_resolve(node, service, flags, hints, &addrs);
 	if (ret)
 		return ret;
-	ret = p4f_iface_list(AF_UNSPEC, &ifaces, &count);
+	ret = p4f_xport_iface_list(AF_UNSPEC, &ifaces, &count);
 	if (ret) {
 		FI_INFO(&p4f_prov, FI_LOG_CORE, "no usable interface: %s\n",
 			fi_strerror(-ret));

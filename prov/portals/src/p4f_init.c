@@ -81,9 +81,10 @@ static const struct p4u_param p4f_param_table[] = {
 	  "for manual progress",
 	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
 	{ "transport", P4U_PARAM_STR,
-	  "Transport: tcp, or loop (in-process only, for the provider's own "
+	  "Transport: auto (RDMA verbs ports when there are any, then tcp), "
+	  "tcp, verbs, or loop (in-process only, for the provider's own "
 	  "tests)",
-	  { .str = "tcp" }, &p4f_params.transport, 0, 0 },
+	  { .str = "auto" }, &p4f_params.transport, 0, 0 },
 	{ "ack_delay_us", P4U_PARAM_SIZE,
 	  "Microseconds a target may wait before acknowledging received "
 	  "messages on their own (acks ride on reply traffic meanwhile)",

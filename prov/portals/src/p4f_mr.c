@@ -10,6 +10,21 @@
  * the provider never sets FI_MR_RAW or FI_MR_MMU_NOTIFY), and binding to
  * endpoints (FI_MR_ENDPOINT is never required).
  *
+ * Target side of RMA and atomics: every enabled MR is a set of engine
+ * entries (one per iov with FI_MR_VIRT_ADDR, else one) on the RMA PT of
+ * every enabled endpoint of the domain: match bits = key, ignore 0,
+ * OP_PUT/OP_GET from the remote access bits, NO_TRUNCATE + BOUNDS_FAIL
+ * (an access outside the MR fails on it, untouched, with an event that
+ * counts on the MR's counter), VIRT_ADDR or the offset argument as base.
+ * Chosen over a key-lookup hook inside the engine because the engine
+ * already matches persistent entries in O(1) (one hash per ignore mask;
+ * ignore 0 here), already does bounds, permissions, rendezvous pulls and
+ * atomics on entries, and keeps its entries alive while a pull uses them;
+ * a hook would need transient entries with their own lifetime rules. The
+ * cost is E x M entries for E endpoints and M MRs, appended on the
+ * control path (fi_mr_reg, fi_mr_enable, fi_enable) and unlinked at
+ * fi_close.
+ *
  * The key table and every MR are guarded by domain->lock (p4f.h).
  */
 #include <config.h>
@@ -22,12 +37,22 @@
 #include <unistd.h>
 
 #include "p4f.h"
+#include "p4u_time.h"
 
 #define P4F_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define P4F_MR_CNTR_FLAGS (FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* The entries of one MR on one endpoint's RMA PT. */
+struct p4f_mr_ep {
+	struct p4u_list link;	/* in mr->eps */
+	struct p4f_ep *ep;
+	size_t count;
+	uint64_t me[P4F_MR_IOV_LIMIT];
+};
+
 struct p4f_mr_table {
+	struct p4u_list mrs;	/* every MR, enabled or not */
 	struct p4u_hash keys;	/* struct p4f_mr by key, enabled or not */
 	uint32_t counter;	/* provider keys issued (low half) */
 	uint32_t secret;	/* scrambles the counter */
@@ -68,6 +93,7 @@ int p4f_mr_table_create(struct p4f_mr_table **table_p)
 		return ret;
 	}
 	p4f_mr_table_seed(table);
+	p4u_list_init(&table->mrs);
 	*table_p = table;
 	return 0;
 }
@@ -210,6 +236,180 @@ int p4f_mr_check_access(const struct p4f_mr *mr, uint64_t addr, uint64_t len,
 	return 0;
 }
 
+/* ---- engine entries ------------------------------------------------------ */
+
+static void p4f_mr_me_desc(const struct p4f_mr *mr, size_t i, size_t n,
+			   struct p4e_me_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->ct = P4E_HANDLE_NONE;
+	d->uid = P4E_UID_ANY;
+	d->match_id = P4E_ID_ANY;
+	d->match_bits = mr->mr_fid.key;
+	d->ignore_bits = 0;
+	d->options = P4E_ME_NO_TRUNCATE | P4E_ME_EVENT_FAIL |
+		     P4E_ME_EVENT_LINK_DISABLE | P4E_ME_EVENT_UNLINK_DISABLE;
+	if (mr->access & FI_REMOTE_WRITE)
+		d->options |= P4E_ME_OP_PUT;
+	if (mr->access & FI_REMOTE_READ)
+		d->options |= P4E_ME_OP_GET;
+	/* the last entry of the key refuses what does not fit: the ones
+	 * before it let an access by address try the next iov */
+	if (i == n - 1)
+		d->options |= P4E_ME_BOUNDS_FAIL;
+	if (p4f_mr_mode(mr->domain) & FI_MR_VIRT_ADDR) {
+		d->options |= P4E_ME_VIRT_ADDR;
+		d->start = mr->iov[i].iov_base;
+		d->length = mr->iov[i].iov_len;
+	} else if (mr->iov_count == 1) {
+		d->start = mr->iov[0].iov_base;
+		d->length = mr->iov[0].iov_len;
+		d->base = mr->offset;
+	} else {
+		d->options |= P4E_ME_IOVEC;	/* the engine copies the array */
+		d->start = mr->iov;
+		d->length = mr->iov_count;
+		d->base = mr->offset;
+	}
+}
+
+/*
+ * Busy only while a rendezvous pull into the entry is in flight: progress
+ * this endpoint's NI (it may already be off the domain's list, at
+ * fi_close) until the pull finished or failed, which the peer timeout
+ * bounds. Past that the entry is left to the NI's destruction; its events
+ * find the MR by key (p4f_sink_rma.c), so nothing dangles.
+ */
+static void p4f_mr_ep_unlink_locked(struct p4f_mr_ep *rec)
+{
+	struct p4f_ep *ep = rec->ep;
+	uint64_t deadline = p4u_time_ms() + p4f_params.peer_timeout_ms + 1000;
+	int ret;
+
+	while (rec->count) {
+		while ((ret = p4e_me_unlink(ep->ni, rec->me[rec->count - 1],
+					    0)) == -FI_EBUSY &&
+		       p4u_time_ms() < deadline)
+			p4e_ni_progress(ep->ni, 64);
+		if (ret)
+			FI_WARN(&p4f_prov, FI_LOG_MR,
+				"cannot unlink MR entry: %s\n",
+				fi_strerror(-ret));
+		rec->count--;
+	}
+}
+
+/* Only MRs a peer may access get entries: an access to one without
+ * remote rights would be refused anyway (as an unknown key, FI_EACCES),
+ * and applications register many buffers for local use only. */
+static bool p4f_mr_is_remote(const struct p4f_mr *mr)
+{
+	return mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE);
+}
+
+/* Entries for mr on ep's RMA PT. */
+static int p4f_mr_ep_add_locked(struct p4f_mr *mr, struct p4f_ep *ep)
+{
+	size_t n = (p4f_mr_mode(mr->domain) & FI_MR_VIRT_ADDR) ?
+		   mr->iov_count : 1, i;
+	struct p4e_me_desc d;
+	struct p4f_mr_ep *rec;
+	int ret = 0;
+
+	rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return -FI_ENOMEM;
+	rec->ep = ep;
+	for (i = 0; i < n; i++) {
+		if (!mr->iov[i].iov_len && i != n - 1)
+			continue;	/* nothing to reach there */
+		p4f_mr_me_desc(mr, i, n, &d);
+		/* no pointer to mr in the entry: the sink looks the key up */
+		ret = p4e_me_append(ep->ni, P4F_PT_RMA, &d, P4E_PRIORITY_LIST,
+				    NULL, 0, &rec->me[rec->count]);
+		if (ret)
+			break;
+		rec->count++;
+	}
+	if (ret) {
+		FI_WARN(&p4f_prov, FI_LOG_MR, "cannot expose MR: %s\n",
+			fi_strerror(-ret));
+		p4f_mr_ep_unlink_locked(rec);
+		free(rec);
+		return ret == -FI_ENOSPC ? -FI_ENOMEM : ret;
+	}
+	p4u_list_insert_tail(&mr->eps, &rec->link);
+	return 0;
+}
+
+static void p4f_mr_unpublish_locked(struct p4f_mr *mr)
+{
+	struct p4f_mr_ep *rec, *tmp;
+
+	p4u_list_foreach_entry_safe(&mr->eps, rec, tmp, struct p4f_mr_ep,
+				    link) {
+		p4f_mr_ep_unlink_locked(rec);
+		p4u_list_remove(&rec->link);
+		free(rec);
+	}
+}
+
+/* An MR just became enabled: every enabled endpoint reaches it. */
+static int p4f_mr_publish_locked(struct p4f_mr *mr)
+{
+	struct p4f_ep *ep;
+	int ret;
+
+	if (!p4f_mr_is_remote(mr))
+		return 0;
+	p4u_list_foreach_entry(&mr->domain->eps, ep, struct p4f_ep, dom_link) {
+		ret = p4f_mr_ep_add_locked(mr, ep);
+		if (ret) {
+			p4f_mr_unpublish_locked(mr);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int p4f_mr_ep_attach_locked(struct p4f_ep *ep)
+{
+	struct p4f_mr *mr;
+	int ret;
+
+	p4u_lock_assert_held(&ep->domain->lock);
+	p4u_list_foreach_entry(&ep->domain->mr_table->mrs, mr, struct p4f_mr,
+			       link) {
+		if (!mr->enabled || !p4f_mr_is_remote(mr))
+			continue;
+		ret = p4f_mr_ep_add_locked(mr, ep);
+		if (ret) {
+			p4f_mr_ep_detach_locked(ep);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void p4f_mr_ep_detach_locked(struct p4f_ep *ep)
+{
+	struct p4f_mr_ep *rec, *tmp;
+	struct p4f_mr *mr;
+
+	p4u_lock_assert_held(&ep->domain->lock);
+	p4u_list_foreach_entry(&ep->domain->mr_table->mrs, mr, struct p4f_mr,
+			       link) {
+		p4u_list_foreach_entry_safe(&mr->eps, rec, tmp,
+					    struct p4f_mr_ep, link) {
+			if (rec->ep != ep)
+				continue;
+			p4f_mr_ep_unlink_locked(rec);
+			p4u_list_remove(&rec->link);
+			free(rec);
+		}
+	}
+}
+
 /* ---- fi_ops ------------------------------------------------------------ */
 
 static struct p4f_mr *p4f_mr_of_fid(struct fid *fid)
@@ -228,9 +428,12 @@ static int p4f_mr_close(struct fid *fid)
 	struct p4f_mr *mr = p4f_mr_of_fid(fid);
 	struct p4f_domain *domain = mr->domain;
 
-	/* the key leaves the table first: no lookup can return mr after */
+	/* the key leaves the table and the wire first: no lookup and no
+	 * remote access can reach mr after */
 	p4u_lock_acquire(&domain->lock);
 	p4u_hash_remove(&domain->mr_table->keys, &mr->node);
+	p4f_mr_unpublish_locked(mr);
+	p4u_list_remove(&mr->link);
 	p4u_lock_release(&domain->lock);
 	if (mr->cntr)
 		p4f_cntr_put(mr->cntr);
@@ -290,14 +493,18 @@ static int p4f_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 static int p4f_mr_control(struct fid *fid, int command, void *arg)
 {
 	struct p4f_mr *mr = p4f_mr_of_fid(fid);
+	int ret;
 
 	switch (command) {
 	case FI_ENABLE:
 		p4u_lock_acquire(&mr->domain->lock);
-		mr->enabled = true;
-		mr->bind_closed = true;
+		ret = mr->enabled ? 0 : p4f_mr_publish_locked(mr);
+		if (!ret) {
+			mr->enabled = true;
+			mr->bind_closed = true;
+		}
 		p4u_lock_release(&mr->domain->lock);
-		return 0;
+		return ret;
 	case FI_REFRESH:	/* FI_MR_MMU_NOTIFY is never required */
 	case FI_GET_RAW_MR:	/* FI_MR_RAW is never required */
 	default:
@@ -420,6 +627,8 @@ static int p4f_mr_create(struct p4f_domain *domain,
 	mr->mr_fid.fid.context = attr->context;
 	mr->mr_fid.fid.ops = &p4f_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
+	p4u_list_init(&mr->link);
+	p4u_list_init(&mr->eps);
 	*mr_p = mr;
 	return 0;
 }
@@ -461,6 +670,13 @@ static int p4f_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 
 	p4u_lock_acquire(&domain->lock);
 	ret = p4f_mr_key_assign_locked(domain, mr, attr->requested_key);
+	if (!ret && mr->enabled) {
+		ret = p4f_mr_publish_locked(mr);
+		if (ret)
+			p4u_hash_remove(&domain->mr_table->keys, &mr->node);
+	}
+	if (!ret)
+		p4u_list_insert_tail(&domain->mr_table->mrs, &mr->link);
 	p4u_lock_release(&domain->lock);
 	if (ret) {
 		p4f_mr_free(mr);

@@ -18,6 +18,11 @@
  * disabled (fi_mr(3)): it keeps its key but p4f_mr_lookup_locked() does
  * not find it until fi_mr_enable(), after which no binding is accepted.
  *
+ * Reaching an MR from the wire: every enabled MR has engine entries on
+ * the RMA PT of every enabled endpoint of its domain (p4f_mr.c explains
+ * why entries and not a lookup hook), so a remote access is matched by key
+ * in O(1) by the engine's hashed matching.
+ *
  * MRs are guarded by domain->lock (p4f.h).
  */
 #ifndef P4F_MR_H
@@ -39,6 +44,8 @@ struct p4f_mr {
 	uint64_t cntr_flags;		/* FI_REMOTE_WRITE | FI_REMOTE_READ */
 	bool enabled;			/* visible to p4f_mr_lookup_locked */
 	bool bind_closed;		/* fi_mr_enable was called */
+	struct p4u_list link;		/* in the table's list of MRs */
+	struct p4u_list eps;		/* struct p4f_mr_ep: its RMA entries */
 };
 
 struct p4f_mr_table;

@@ -63,6 +63,7 @@ ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 	size_t len;
 	ssize_t ret;
 
+	ep = p4f_ep_data(ep);	/* an alias: flags were taken already */
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (!p4f_xfer_iov_ok(a, &len))
@@ -96,6 +97,12 @@ ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 		goto out;
 	/* inject copies at the call: the engine's volatile MD */
 	x.md = (flags & FI_INJECT) ? ep->md_volatile : ep->md_all;
+	if (a->trig || (flags & FI_TRIGGER)) {
+		/* p4f_trigger.c: an engine triggered put */
+		ret = p4f_trigger_xfer_locked(ep, P4F_TRIG_OP_PUT, &x,
+					      a->context, flags, a->trig);
+		goto out;
+	}
 	/* counted first: the completion may come before p4e_put returns */
 	ep->tx_pending++;
 	ret = p4e_put(ep->ni, &x);
@@ -210,6 +217,7 @@ ssize_t p4f_xfer_recv(struct p4f_ep *ep, uint32_t pt,
 	size_t len = 0;
 	ssize_t ret;
 
+	ep = p4f_ep_data(ep);	/* an alias: flags were taken already */
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (!(flags & (FI_PEEK | FI_DISCARD)) && !p4f_xfer_iov_ok(a, &len))
@@ -231,6 +239,12 @@ ssize_t p4f_xfer_recv(struct p4f_ep *ep, uint32_t pt,
 	}
 	if (flags & FI_CLAIM) {
 		ret = p4f_xfer_claim_locked(ep, &d, a, flags);
+		goto out;
+	}
+	if (a->trig || (flags & FI_TRIGGER)) {
+		/* p4f_trigger.c: an engine triggered append */
+		ret = p4f_trigger_append_locked(ep, pt, &d, a->context, flags,
+						a->trig);
 		goto out;
 	}
 	/* counted first: an unexpected message may complete it at once */

@@ -416,6 +416,7 @@ void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret,
 	struct p4t_tcp_iface *iface = sock->iface;
 
 	iface->stats.hs_failed++;
+	iface->stats.rejected++;
 	if (ret == -FI_EBADMSG || ret == -FI_EPROTO || ret == -FI_EMSGSIZE)
 		iface->stats.malformed++;
 	p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: connection closed: %s (%s)",
@@ -472,6 +473,17 @@ static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
 	}
 }
 
+/* Connect, or after a refusal, connect again (or wait and retry). */
+static void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn)
+{
+	int ret = p4t_tcp_conn_connect(conn);
+
+	if (!ret || (ret == -ECONNREFUSED && p4t_tcp_conn_retry_later(conn)))
+		return;
+	/* reported from progress, as on a network */
+	p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ? -FI_ECONNREFUSED : ret);
+}
+
 /* Sockets and links that waited too long for their handshake. */
 static void p4t_tcp_deadlines(struct p4t_tcp_iface *iface)
 {
@@ -494,9 +506,17 @@ static void p4t_tcp_deadlines(struct p4t_tcp_iface *iface)
 		return;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_tcp_conn, node) {
-		if (conn->state == P4T_TCP_CONN_CONNECTING && !conn->sock &&
-		    now >= conn->deadline_ms) {
-			p4t_tcp_conn_fail(conn, -FI_ETIMEDOUT);
+		if (conn->state != P4T_TCP_CONN_CONNECTING || conn->sock)
+			continue;
+		if (conn->retry_ms && now >= conn->retry_ms &&
+		    now < conn->deadline_ms) {
+			conn->retry_ms = 0;
+			p4t_tcp_conn_reconnect(conn);
+			return;
+		}
+		if (now >= conn->deadline_ms) {
+			p4t_tcp_conn_fail(conn, conn->retry_ms ?
+					  -FI_ECONNREFUSED : -FI_ETIMEDOUT);
 			return;
 		}
 	}
@@ -870,7 +890,18 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 	struct p4t_tcp_conn *conn, *ctmp;
 	struct p4t_tcp_sock *sock, *stmp;
 	struct p4u_list *node;
+	char name[64];
 
+	/* what peers did wrong is an operator's business: say it once */
+	if (iface->stats.rejected || iface->stats.auth_refused)
+		p4u_warn(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: rejected "
+			 "%llu connections (%llu malformed, %llu auth refused), "
+			 "%llu link failures",
+			 p4t_tcp_addr_str(&iface->addr, name, sizeof(name)),
+			 (unsigned long long)iface->stats.rejected,
+			 (unsigned long long)iface->stats.malformed,
+			 (unsigned long long)iface->stats.auth_refused,
+			 (unsigned long long)iface->stats.link_failures);
 	iface->closing = true;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_tcp_conn, node) {
@@ -944,10 +975,7 @@ int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
 		conn = p4t_tcp_conn_create(iface, &ss, len);
 		if (!conn)
 			return -FI_ENOMEM;
-		ret = p4t_tcp_conn_connect(conn);
-		if (ret)	/* reported from progress, as on a network */
-			p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ?
-					  -FI_ECONNREFUSED : ret);
+		p4t_tcp_conn_reconnect(conn);
 		p4t_tcp_timer_update(iface);
 	}
 	conn->known = true;

@@ -113,6 +113,8 @@ struct p4t_tcp_stats {
 	uint64_t collisions;		/* sockets dropped by address order */
 	uint64_t auth_refused;
 	uint64_t malformed;		/* malformed input: socket or link closed */
+	uint64_t rejected;		/* peer sockets / links closed for bad
+					 * input (handshake or later) */
 	uint64_t hs_failed;		/* stray sockets closed before a link */
 	uint64_t link_failures;		/* links failed (conn_failed due) */
 	uint64_t restarts;		/* links failed by a new peer session */

@@ -213,6 +213,30 @@ int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
 	return 0;
 }
 
+/*
+ * A connect refused by the peer's host: its process may simply not listen
+ * yet (jobs start in any order, and tcp;ofi_rxm and net wait for it too).
+ * Failing the link would fail what was queued for it, and an eager send
+ * copied out already reported success: the message would be lost. So the
+ * link stays CONNECTING and p4t_tcp_deadlines connects again after a
+ * pause, till the peer timeout; false when that has run out.
+ */
+bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn)
+{
+	uint64_t now = p4u_time_ms();
+
+	conn->backoff_ms = conn->backoff_ms ?
+		P4U_MIN(conn->backoff_ms * 2, (uint32_t)P4T_TCP_RETRY_MAX_MS) :
+		P4T_TCP_RETRY_MIN_MS;
+	if (now + conn->backoff_ms >= conn->deadline_ms)
+		return false;
+	if (conn->sock)
+		p4t_tcp_sock_close(conn->sock);
+	conn->retry_ms = now + conn->backoff_ms;
+	p4t_tcp_timer_update(conn->iface);
+	return true;
+}
+
 /* sock finished its handshake for conn: from now on it is the link. */
 int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
 {
@@ -921,6 +945,8 @@ void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events)
 		if (getsockopt(sock->fd, SOL_SOCKET, SO_ERROR, &err, &elen))
 			err = errno;
 		if (err) {
+			if (err == ECONNREFUSED && p4t_tcp_conn_retry_later(conn))
+				return;
 			p4t_tcp_conn_fail(conn, err == ECONNREFUSED ?
 					  -FI_ECONNREFUSED : -err);
 			return;

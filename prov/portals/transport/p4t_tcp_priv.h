@@ -69,6 +69,10 @@
 #define P4T_TCP_EPOLL_EVERY	8	/* ... and epoll every n-th call */
 #define P4T_TCP_EPOLL_EVENTS	64
 #define P4T_TCP_TICK_MS		100	/* deadline timer while handshaking */
+/* A refused connect is tried again after a pause growing between these,
+ * till the peer timeout (p4t_tcp_conn_retry_later). */
+#define P4T_TCP_RETRY_MIN_MS	20
+#define P4T_TCP_RETRY_MAX_MS	1000
 #define P4T_TCP_CHUNK_DEFAULT	((size_t)128 << 10)
 #define P4T_TCP_TIMEOUT_DEFAULT	30000u	/* peer_timeout_ms when 0 */
 #define P4T_TCP_BUF_SIZE	P4T_TCP_MAX_INLINE	/* pooled copies */
@@ -213,6 +217,8 @@ struct p4t_tcp_conn {
 	bool has_session;
 	uint64_t session;		/* the peer's, from its HELLO(_ACK) */
 	uint64_t deadline_ms;		/* CONNECTING */
+	uint64_t retry_ms;		/* CONNECTING, refused: connect again */
+	uint32_t backoff_ms;		/* the pause after the next refusal */
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
 	size_t txq_bytes;
@@ -360,6 +366,7 @@ struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 					 const struct sockaddr_storage *ss,
 					 socklen_t len);
 int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn);
+bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);

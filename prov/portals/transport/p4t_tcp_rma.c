@@ -47,6 +47,7 @@ void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
 	char buf[64];
 
 	conn->iface->stats.malformed++;
+	conn->iface->stats.rejected++;
 	p4u_warn_sparse(P4U_LOG_TRANSPORT,
 			"tcp: %s from %s: %s; closing the link", what,
 			p4t_tcp_addr_str(&conn->addr, buf, sizeof(buf)),

@@ -394,12 +394,17 @@ TCP_TEST(wait_fd_wakes_a_blocked_waiter)
 
 TCP_TEST(nobody_listening_is_refused_from_progress)
 {
+	struct p4t_iface_config cfg = { .peer_timeout_ms = 800 };
 	struct sockaddr_storage nobody = sb.addr;
 	uint8_t dst[8];
 	struct iovec diov = { dst, 8 };
 	struct p4w_cookie ck = { .length = 8 };
 	struct p4t_conn *x = NULL;
+	uint64_t t0 = now_ms();
 
+	/* refused connects are retried till the peer timeout: a short one */
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
 	side_close(&sb);	/* its port is free now */
 	cr_assert_eq(p4t_conn_get(sa.iface, &nobody, sb.addrlen, &x), 0);
 	cr_assert_eq(send_seq(&sa, x, 1, 10000), P4T_DONE);
@@ -416,6 +421,8 @@ TCP_TEST(nobody_listening_is_refused_from_progress)
 	cr_expect_eq(sa.ev[1].status, -FI_ECONNABORTED);
 	cr_expect_eq(sa.ev[2].conn, x);
 	cr_expect_eq(sa.ev[2].status, -FI_ECONNREFUSED);
+	cr_expect_geq(now_ms() - t0, 500, "retried, not failed at once");
+	cr_expect_gt(stats_of(&sa).connects, 2);
 	/* a new conn_get is a new link */
 	side_reopen(&sb, 0);
 	x = conn_to(&sa, &sb);
@@ -742,6 +749,28 @@ TCP_TEST(silent_socket_is_dropped_at_its_deadline)
 	cr_expect_eq(stats_of(&sb).hs_failed, 1);
 	cr_expect_eq(stats_of(&sb).malformed, 0);
 	cr_expect_eq(sb.nev, 0);
+}
+
+/* A peer whose process listens only after the first connect was refused
+ * (jobs start in any order) gets what was sent meanwhile: an eager send
+ * that was copied out and reported done must not be lost. */
+TCP_TEST(a_peer_that_listens_late_gets_what_was_sent)
+{
+	struct sockaddr_storage later = sb.addr;
+	struct p4t_conn *x = NULL;
+	uint64_t t0;
+
+	side_close(&sb);
+	cr_assert_eq(p4t_conn_get(sa.iface, &later, sb.addrlen, &x), 0);
+	cr_assert_eq(send_seq(&sa, x, 1, 100), P4T_DONE);
+	t0 = now_ms();
+	while (now_ms() - t0 < 300)
+		pump_once();	/* refused, and refused again */
+	cr_expect_eq(count(&sa, UP_CONN_FAILED), 0);
+	side_reopen(&sb, 0);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	cr_expect_eq(count(&sa, UP_CONN_FAILED), 0);
+	cr_expect_eq(sb.ev[sb.nev - 1].seq, 1);
 }
 
 /* ---- restarts ------------------------------------------------------------- */

@@ -111,8 +111,8 @@ Test(attr, template_copy)
 
 Test(attr, caps_subset_of_the_provider)
 {
-	ask->caps = FI_RMA;
-	GI_CHECK(V_NOW, &p4f_info_template, ask, -FI_ENODATA);
+	ask->caps = FI_RMA | FI_ATOMIC;
+	GI_CHECK(V_NOW, &p4f_info_template, ask, 0);
 	GI_CHECK(V_NOW, syn, ask, 0);
 	ask->caps = FI_TAGGED;
 	GI_CHECK(V_NOW, &p4f_info_template, ask, 0);
@@ -156,8 +156,10 @@ Test(attr, modifiers_restrict)
 Test(attr, ctx_caps)
 {
 	/* receive-only caps in tx_attr are ignored, as libfabric does */
-	ask->tx_attr->caps = FI_RMA | FI_DIRECTED_RECV | FI_RECV;
+	ask->tx_attr->caps = FI_COLLECTIVE | FI_DIRECTED_RECV | FI_RECV;
 	GI_CHECK(V_NOW, &p4f_info_template, ask, -FI_ENODATA);
+	ask->tx_attr->caps = FI_RMA | FI_DIRECTED_RECV | FI_RECV;
+	GI_CHECK(V_NOW, &p4f_info_template, ask, 0);
 	ask->tx_attr->caps = FI_TAGGED | FI_DIRECTED_RECV | FI_RECV;
 	GI_CHECK(V_NOW, syn, ask, 0);
 	p4f_alter_info(V_NOW, syn, ask);

@@ -210,6 +210,6 @@ Test(ep, data_operations_before_enable_and_unsupported)
 	cr_expect_eq(fi_tsend(ep, buf, sizeof(buf), NULL, 12345, 1, NULL),
 		     -FI_EINVAL, "no such AV entry");
 	cr_expect_eq(fi_read(ep, buf, sizeof(buf), NULL, 0, 0, 0, NULL),
-		     -FI_ENOSYS, "RMA is not there yet");
+		     -FI_EINVAL, "no such AV entry");
 	cr_expect_eq(fi_cancel(&ep->fid, buf), -FI_ENOENT);
 }

@@ -216,6 +216,13 @@ Test(getinfo, loopback_entries_last)
 	fi_freeinfo(list);
 }
 
+/* p4f_attr.c: RMA and atomics, and the orderings atomics keep */
+#define ONE_SIDED_CAPS	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT | \
+			 FI_FENCE)
+#define ATOMIC_ORDER	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+			 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
+
 Test(getinfo, entry_attributes)
 {
 	struct fi_info *list, *info = gi_first(test_hints(), &list);
@@ -225,13 +232,19 @@ Test(getinfo, entry_attributes)
 	cr_expect_eq(info->fabric_attr->prov_version, P4F_PROV_VERSION);
 	cr_expect_eq(info->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
 				  FI_DIRECTED_RECV | FI_MULTI_RECV |
-				  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM);
+				  FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM |
+				  FI_TRIGGER | ONE_SIDED_CAPS);
 	cr_expect_eq(info->mode, 0);
-	/* messaging works: its caps, split by direction */
-	cr_expect_eq(info->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND);
-	cr_expect_eq(info->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RECV |
+	/* messaging and one-sided work: their caps, split by direction */
+	cr_expect_eq(info->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND |
+					   FI_RMA | FI_ATOMIC | FI_READ |
+					   FI_WRITE | FI_FENCE | FI_TRIGGER);
+	cr_expect_eq(info->rx_attr->caps, FI_TRIGGER |
+					   FI_MSG | FI_TAGGED | FI_RECV |
 					   FI_DIRECTED_RECV | FI_MULTI_RECV |
-					   FI_SOURCE);
+					   FI_SOURCE | FI_RMA | FI_ATOMIC |
+					   FI_REMOTE_READ | FI_REMOTE_WRITE |
+					   FI_RMA_EVENT);
 	cr_expect_eq(info->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
 	cr_expect_eq(info->domain_attr->mode, 0);
 	cr_expect_eq(info->domain_attr->mr_key_size, P4F_MR_KEY_SIZE);
@@ -242,7 +255,7 @@ Test(getinfo, entry_attributes)
 	cr_expect_eq(info->domain_attr->max_ep_rx_ctx, 1);
 	cr_expect_eq(info->domain_attr->max_ep_stx_ctx, 0);
 	cr_expect_eq(info->domain_attr->max_ep_srx_ctx, 0);
-	cr_expect_eq(info->domain_attr->auth_key_size, 0);
+	cr_expect_eq(info->domain_attr->auth_key_size, P4F_AUTH_KEY_SIZE);
 	cr_expect_gt(info->domain_attr->cq_cnt, 0);
 	cr_expect_gt(info->domain_attr->ep_cnt, 0);
 	cr_expect_gt(info->domain_attr->cntr_cnt, 0);
@@ -255,8 +268,14 @@ Test(getinfo, entry_attributes)
 	cr_expect_eq(info->tx_attr->iov_limit, P4F_IOV_LIMIT);
 	cr_expect_eq(info->tx_attr->rma_iov_limit, P4F_RMA_IOV_LIMIT);
 	cr_expect_eq(info->rx_attr->iov_limit, P4F_IOV_LIMIT);
-	cr_expect_eq(info->tx_attr->msg_order, FI_ORDER_SAS);
-	cr_expect_eq(info->rx_attr->msg_order, FI_ORDER_SAS);
+	cr_expect_eq(info->tx_attr->msg_order, FI_ORDER_SAS | ATOMIC_ORDER);
+	cr_expect_eq(info->rx_attr->msg_order, FI_ORDER_SAS | ATOMIC_ORDER);
+	/* the atomic orderings hold up to the largest atomic */
+	cr_expect_gt(info->ep_attr->max_order_waw_size, 0);
+	cr_expect_eq(info->ep_attr->max_order_raw_size,
+		     info->ep_attr->max_order_waw_size);
+	cr_expect_eq(info->ep_attr->max_order_war_size,
+		     info->ep_attr->max_order_waw_size);
 	cr_expect_eq(info->tx_attr->comp_order, FI_ORDER_NONE);
 	cr_expect_eq(info->tx_attr->mode, 0);
 	cr_expect_eq(info->rx_attr->mode, 0);
@@ -283,14 +302,13 @@ Test(getinfo, sizes_come_from_the_environment)
 Test(getinfo, caps_not_offered_yet)
 {
 	static const uint64_t caps[] = {
-		FI_RMA, FI_ATOMIC, FI_TRIGGER, FI_SHARED_AV, FI_RMA_EVENT,
-		FI_SOURCE_ERR, FI_COLLECTIVE,
+		FI_SHARED_AV, FI_SOURCE_ERR, FI_COLLECTIVE,
 	};
 	size_t i;
 
 	for (i = 0; i < P4U_ARRAY_SIZE(caps); i++)
 		GI_REFUSED(V_NOW, h->caps = caps[i]);
-	GI_REFUSED(V_NOW, h->tx_attr->caps = FI_RMA);
+	GI_REFUSED(V_NOW, h->tx_attr->caps = FI_COLLECTIVE);
 	GI_REFUSED(V_NOW, h->domain_attr->caps = FI_SHARED_AV);
 }
 
@@ -303,7 +321,8 @@ Test(getinfo, messaging_caps_offered)
 	 * secondary cap the provider has */
 	cr_expect_eq(info->caps, FI_TAGGED | FI_DIRECTED_RECV | FI_SEND |
 				 FI_RECV | FI_MULTI_RECV | FI_SOURCE |
-				 FI_LOCAL_COMM | FI_REMOTE_COMM);
+				 FI_LOCAL_COMM | FI_REMOTE_COMM |
+				 FI_RMA_EVENT | FI_FENCE | FI_TRIGGER);
 	fi_freeinfo(list);
 	info = GI_WITH(h->caps = FI_LOCAL_COMM, &list);
 	cr_expect_eq(info->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM),
@@ -507,12 +526,28 @@ Test(getinfo, domain_limits)
 	GI_REFUSED(V_NOW, h->domain_attr->rx_ctx_cnt = SIZE_MAX);
 }
 
-Test(getinfo, auth_key_not_supported)
+/* 8-byte keys (P4F_AUTH_KEY_SIZE), returned as asked; other sizes not */
+Test(getinfo, auth_key_size_and_copy)
 {
-	GI_REFUSED(V_NOW, h->domain_attr->auth_key = calloc(1, 8);
-		   h->domain_attr->auth_key_size = 8);
-	GI_REFUSED(V_NOW, h->ep_attr->auth_key = calloc(1, 8);
-		   h->ep_attr->auth_key_size = 8);
+	struct fi_info *list, *info;
+
+	GI_REFUSED(V_NOW, h->domain_attr->auth_key = calloc(1, 4);
+		   h->domain_attr->auth_key_size = 4);
+	GI_REFUSED(V_NOW, h->ep_attr->auth_key = calloc(1, 16);
+		   h->ep_attr->auth_key_size = 16);
+	info = GI_WITH(h->domain_attr->auth_key = calloc(1, 8);
+		       h->domain_attr->auth_key[0] = 0x42;
+		       h->domain_attr->auth_key_size = 8, &list);
+	cr_expect_eq(info->domain_attr->auth_key_size, 8);
+	cr_assert_not_null(info->domain_attr->auth_key);
+	cr_expect_eq(info->domain_attr->auth_key[0], 0x42);
+	fi_freeinfo(list);
+	info = GI_WITH(h->ep_attr->auth_key = calloc(1, 8);
+		       h->ep_attr->auth_key[7] = 0x17;
+		       h->ep_attr->auth_key_size = 8, &list);
+	cr_assert_not_null(info->ep_attr->auth_key);
+	cr_expect_eq(info->ep_attr->auth_key[7], 0x17);
+	fi_freeinfo(list);
 }
 
 /* ---- endpoint and context attributes ----------------------------------- */

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""bench/report.py - turns bench/run.sh's results.txt into docs/bench.md
+(medians of the repetitions, absolute values and ratios of portals against
+tcp;ofi_rxm, net and the raw socket, the issue's targets checked) and a
+gnuplot script with its data files for the plots.
+
+Usage: report.py <results.txt> <outdir>
+
+Input lines: "<rep> <provider> RESULT <test> <param> <value>",
+"<rep> <provider> NA <test> <param> <reason...>" and "# <metadata>".
+"""
+import os
+import re
+import statistics
+import sys
+
+MAIN = "portals"
+OTHERS = ["tcp;ofi_rxm", "net"]
+RAW = "raw"
+
+# test -> (title, unit, lower is better)
+TESTS = [
+    ("lat", "Tagged ping-pong latency, one way", "us", True),
+    ("bw", "Tagged bandwidth, window 64", "MB/s", False),
+    ("rate", "8 B tagged message rate by window", "Mmsg/s", False),
+]
+MATCH_PATS = ["ign0", "ompi", "ompi_any", "wild"]
+for mode in ("posted", "unexp"):
+    for pat in MATCH_PATS:
+        TESTS.append(("match_%s_%s" % (mode, pat),
+                      "Matching, %s receives, pattern %s (8 B, window 64), "
+                      "by depth N" % (
+                          "pre-posted" if mode == "posted" else "unexpected",
+                          pat), "Mmsg/s", False))
+TESTS += [
+    ("rma_write_lat", "RMA write latency (post to delivery-complete)",
+     "us", True),
+    ("rma_read_lat", "RMA read latency (post to completion)", "us", True),
+    ("rma_write_bw", "RMA write bandwidth, window 64", "MB/s", False),
+    ("rma_read_bw", "RMA read bandwidth, window 64", "MB/s", False),
+    ("atomic_rate", "Atomic FI_SUM uint64 rate, window 64", "Mops/s", False),
+    ("trig", "Triggered operations (triggered vs direct send, depth-N "
+     "chains)", "us", True),
+    ("mpi_lat", "Open MPI ping-pong latency (pml cm, mtl ofi), one way",
+     "us", True),
+    ("mpi_rate", "Open MPI 8 B message rate, window 64", "Mmsg/s", False),
+]
+# test groups whose NA lines use a group name
+NA_ALIAS = {"rma_lat": ["rma_write_lat", "rma_read_lat"],
+            "rma_bw": ["rma_write_bw", "rma_read_bw"]}
+
+
+def load(path):
+    vals, na, meta = {}, {}, []
+    with open(path) as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                meta.append(line[1:].strip())
+                continue
+            parts = line.split(" ", 5)
+            if len(parts) < 6:
+                continue
+            _rep, prov, kind, test, param, rest = parts
+            if kind == "RESULT":
+                try:
+                    vals.setdefault((test, prov), {}).setdefault(
+                        param, []).append(float(rest))
+                except ValueError:
+                    pass
+            elif kind == "NA":
+                for t in NA_ALIAS.get(test, [test]):
+                    na.setdefault((t, prov), {})[param] = rest
+    return vals, na, meta
+
+
+def med(vals, test, prov, param):
+    xs = vals.get((test, prov), {}).get(param)
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x):
+    if x is None:
+        return "–"
+    if x >= 100:
+        return "%.0f" % x
+    if x >= 10:
+        return "%.1f" % x
+    if x >= 0.1:
+        return "%.2f" % x
+    return "%.3g" % x
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt_ratio(r):
+    return "–" if r is None else "%.2f×" % r
+
+
+def params_of(vals, na, test):
+    ps = set()
+    for (t, _p), d in list(vals.items()) + list(na.items()):
+        if t == test:
+            ps.update(k for k in d if k != "*")
+    return sorted(ps, key=lambda s: float(s) if s.replace(".", "").isdigit()
+                  else 0.0)
+
+
+def size_label(p):
+    try:
+        n = int(p)
+    except ValueError:
+        return p
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return "%d MiB" % (n >> 20)
+    if n >= 1024 and n % 1024 == 0:
+        return "%d KiB" % (n >> 10)
+    return "%d B" % n
+
+
+def na_reason(na, test, prov, param):
+    d = na.get((test, prov), {})
+    return d.get(param) or d.get("*")
+
+
+def table(out, vals, na, test, title, unit, lower, provs):
+    params = params_of(vals, na, test)
+    has_raw = (test, RAW) in vals
+    extras = sorted({p for (t, p) in vals if t == test and
+                     p not in [MAIN, RAW] + OTHERS})
+    cols = [MAIN] + extras + OTHERS + ([RAW] if has_raw else [])
+    out.append("### %s (%s, %s is better)\n" % (
+        title, unit, "lower" if lower else "higher"))
+    notes = []
+    for prov in cols:
+        reason = na_reason(na, test, prov, "*")
+        if reason and (test, prov) not in vals:
+            notes.append("`%s`: NA (%s)" % (prov, reason))
+    if not params:
+        out.append("Not measured: " + "; ".join(notes) + "\n" if notes else
+                   "No data.\n")
+        return
+    hdr = ["param"] + ["`%s`" % c for c in cols] + \
+        ["portals / `%s`" % o for o in OTHERS] + \
+        (["portals / raw"] if has_raw else [])
+    out.append("| " + " | ".join(hdr) + " |")
+    out.append("|" + "---|" * len(hdr))
+    for p in params:
+        label = size_label(p) if test.endswith(("lat", "bw")) else p
+        row = [label]
+        for c in cols:
+            v = med(vals, test, c, p)
+            row.append(fmt(v) if v is not None else
+                       ("NA" if na_reason(na, test, c, p) else "–"))
+        mine = med(vals, test, MAIN, p)
+        for o in OTHERS + ([RAW] if has_raw else []):
+            row.append(fmt_ratio(ratio(mine, med(vals, test, o, p))))
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    for n in notes:
+        out.append("- " + n)
+    for prov in cols:
+        for p, reason in na.get((test, prov), {}).items():
+            if p != "*":
+                out.append("- `%s` N=%s: NA (%s)" % (prov, p, reason))
+    out.append("")
+
+
+SYS_ROWS = [
+    ("sys_send", "sends (sendmsg, sendto, writev, write)"),
+    ("sys_recv", "receives that returned data"),
+    ("sys_recv_empty", "receives that found nothing (EAGAIN: busy polling)"),
+    ("sys_poll", "poll / epoll_wait calls"),
+]
+
+
+def sys_table(out, vals):
+    provs = [p for p in [MAIN] + sorted({p for (t, p) in vals
+                                         if t == "sys_send"} -
+                                        set([MAIN, RAW] + OTHERS)) +
+             OTHERS + [RAW] if ("sys_send", p) in vals]
+    if not provs:
+        return
+    out.append("### System calls per 8 B round trip, client side\n")
+    out.append("Counted with `strace -f -c` as the difference between "
+               "2200 and 220 round trips of `fb_lat -S 8` (set-up cancels "
+               "out), so they do not depend on the machine's load, except "
+               "the empty receives and polls, which count how often the "
+               "process polled while it waited.\n")
+    out.append("| per round trip | " + " | ".join("`%s`" % p for p in provs)
+               + " |")
+    out.append("|---|" + "---|" * len(provs))
+    for test, what in SYS_ROWS:
+        cells = []
+        for p in provs:
+            v = med(vals, test, p, "8")
+            # the empty polls differ between the two runs: can go below 0
+            cells.append("≈0" if v is not None and v < 0 else fmt(v))
+        out.append("| %s | " % what + " | ".join(cells) + " |")
+    out.append("")
+
+
+def targets(vals):
+    """One column per portals variant (e.g. portals@FI_PORTALS_ACK_DELAY_US=1
+    when run.sh measured one)."""
+    mains = [MAIN] + sorted({p for (_t, p) in vals
+                             if p.startswith(MAIN + "@")})
+    checks = []
+
+    def lat8(m, o):
+        return ratio(med(vals, "lat", m, "8"), med(vals, "lat", o, "8"))
+
+    def bw_worst(m):
+        worst = None
+        for p in params_of(vals, {}, "bw"):
+            if int(p) < 65536:
+                continue
+            best = max([v for v in (med(vals, "bw", o, p) for o in OTHERS)
+                        if v is not None] or [0])
+            r = ratio(med(vals, "bw", m, p), best)
+            if r is not None and (worst is None or r < worst):
+                worst = r
+        return worst
+
+    checks.append(("8 B latency, portals / net", "≤ 1.05×",
+                   lambda m: lat8(m, "net"), lambda r: r <= 1.05))
+    checks.append(("8 B latency, portals / tcp;ofi_rxm", "≤ 0.9×",
+                   lambda m: lat8(m, "tcp;ofi_rxm"), lambda r: r <= 0.9))
+    checks.append(("8 B latency, portals / raw socket", "≤ 1.2×",
+                   lambda m: lat8(m, RAW), lambda r: r <= 1.2))
+    checks.append(("bandwidth 64 KiB–8 MiB, worst portals / best other",
+                   "≥ 1.0×", bw_worst, lambda r: r >= 1.0))
+    checks.append(("8 B rate at window 64, portals / tcp;ofi_rxm", "≥ 2×",
+                   lambda m: ratio(med(vals, "rate", m, "64"),
+                                   med(vals, "rate", "tcp;ofi_rxm", "64")),
+                   lambda r: r >= 2.0))
+    for mode in ("posted", "unexp"):
+        for pat in ("ign0", "ompi", "ompi_any"):
+            t = "match_%s_%s" % (mode, pat)
+            checks.append(("matching %s %s, portals N=64k / N=1" % (mode, pat),
+                           "≥ 0.8×",
+                           lambda m, t=t: ratio(med(vals, t, m, "65536"),
+                                                med(vals, t, m, "1")),
+                           lambda r: r >= 0.8))
+    rows = ["| target | goal | " + " | ".join("`%s`" % m for m in mains) +
+            " |", "|---|---|" + "---|" * len(mains)]
+    for name, goal, value, ok in checks:
+        cells = []
+        for m in mains:
+            r = value(m)
+            cells.append("–" if r is None else "%s %s" % (
+                fmt_ratio(r), "met" if ok(r) else "**not met**"))
+        rows.append("| %s | %s | %s |" % (name, goal, " | ".join(cells)))
+    return rows
+
+
+def gnuplot(outdir, vals):
+    """Writes bench-<plot>.dat files and bench.gp; returns the PNG names."""
+    plots = []
+    specs = [
+        ("lat", "lat", "one-way latency (us)", True, True,
+         [MAIN] + OTHERS + [RAW]),
+        ("bw", "bw", "bandwidth (MB/s)", True, False, [MAIN] + OTHERS + [RAW]),
+        ("rate", "rate", "8 B message rate (Mmsg/s)", True, False,
+         [MAIN] + OTHERS + [RAW]),
+        ("match", "match_posted_ompi",
+         "rate with N posted, Open MPI pattern (Mmsg/s)", True, False,
+         [MAIN] + OTHERS),
+    ]
+    gp = ["set terminal pngcairo noenhanced size 720,440 font ',10'",
+          "set grid", "set key top left", "set style data linespoints"]
+    for name, test, ylabel, logx, logy, provs in specs:
+        params = params_of(vals, {}, test)
+        extras = sorted({p for (t, p) in vals if t == test and
+                         p not in [MAIN, RAW] + OTHERS})
+        series = [p for p in provs[:1] + extras + provs[1:]
+                  if (test, p) in vals]
+        if not params or not series:
+            continue
+        dat = "bench-%s.dat" % name
+        with open(os.path.join(outdir, dat), "w") as fh:
+            for p in params:
+                row = [p] + [fmt_num(med(vals, test, s, p)) for s in series]
+                fh.write(" ".join(row) + "\n")
+        png = "bench-%s.png" % name
+        gp.append("set output '%s'" % png)
+        gp.append("set xlabel '%s'" % ("window" if name == "rate" else
+                                       "N" if name == "match" else
+                                       "message size (bytes)"))
+        gp.append("set ylabel '%s'" % ylabel)
+        gp.append("set logscale x 2" if logx else "unset logscale x")
+        gp.append("set format x '%.0b %B'" if name in ("lat", "bw") else
+                  "set format x '%g'")
+        gp.append("set logscale y 10" if logy else "unset logscale y")
+        gp.append("set yrange [0:*]" if not logy else "set yrange [*:*]")
+        cmds = ["'%s' using 1:%d title '%s'" % (dat, i + 2, s)
+                for i, s in enumerate(series)]
+        gp.append("plot " + ", ".join(cmds))
+        plots.append(png)
+    with open(os.path.join(outdir, "bench.gp"), "w") as fh:
+        fh.write("\n".join(gp) + "\n")
+    return plots
+
+
+def fmt_num(x):
+    return "NaN" if x is None else "%.6g" % x
+
+
+def overloaded(meta):
+    """A warning when the load average exceeded the CPUs during the run."""
+    text = " ".join(meta)
+    cpus = re.search(r"(\d+) cpu\(s\)", text)
+    loads = [float(x) for x in re.findall(r"load at (?:start|end) ([\d.]+)",
+                                          text)]
+    if cpus and loads and max(loads) > int(cpus.group(1)):
+        return ("the load average reached %.1f on %s CPUs during this run "
+                "(other jobs were running)." % (max(loads), cpus.group(1)))
+    return None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: report.py <results.txt> <outdir>")
+    vals, na, meta = load(sys.argv[1])
+    outdir = sys.argv[2]
+    out = ["# Benchmarks: portals against tcp;ofi_rxm, net and a raw socket",
+           "",
+           "Written by `make bench` (bench/run.sh, bench/report.py); do not "
+           "edit by hand. Every value is the median of the repetitions; "
+           "providers were run interleaved (A B C A B C …) on loopback TCP "
+           "through the same benchmark binaries (public libfabric API only). "
+           "Ratios are portals divided by the other: for latency below 1 is "
+           "better, for bandwidth and rates above 1 is better.",
+           ""]
+    for m in meta:
+        out.append("- " + m)
+    out.append("")
+    warn = overloaded(meta)
+    if warn:
+        out.append("**Warning: " + warn + "** Busy-polling ping-pongs then "
+                   "measure the scheduler more than the providers (two "
+                   "processes that must both be on a CPU at once); single "
+                   "values vary by 10-100x between repetitions. Treat the "
+                   "ratios below as unreliable and rerun `make bench` on an "
+                   "idle machine. The load-independent measurements "
+                   "(syscalls per message, allocations and locks on the data "
+                   "path) are in the first table and the last section.\n")
+    out.append("## Targets (issue 8)\n")
+    out.extend(targets(vals))
+    out.append("")
+    plots = gnuplot(outdir, vals) if os.environ.get("BENCH_PLOTS") == "1" \
+        else []
+    if plots:
+        out.append("## Plots\n")
+        for p in plots:
+            out.append("![%s](%s)" % (p[6:-4], p))
+        out.append("")
+    out.append("## Tables\n")
+    sys_table(out, vals)
+    for test, title, unit, lower in TESTS:
+        table(out, vals, na, test, title, unit, lower, [MAIN] + OTHERS)
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "notes.md")
+    if os.path.exists(notes):
+        with open(notes) as fh:
+            out.append(fh.read())
+    with open(os.path.join(outdir, "bench.md"), "w") as fh:
+        fh.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

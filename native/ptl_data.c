@@ -1,0 +1,235 @@
+/*
+ * ptl_data.c - data movement: PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic,
+ * PtlSwap and their triggered forms (ptl_trig.c builds on ptl_xfer_post).
+ * Arguments are checked here, translated into a struct p4e_xfer and handed
+ * to the engine; when the engine's operation slots are full the call
+ * progresses and retries (Portals has no "try again" return).
+ */
+#include <string.h>
+
+#include "ptl_data.h"
+
+static int ptl_xfer_md(struct ptl_ni **ni_p, ptl_handle_md_t h, uint64_t *md_p)
+{
+	struct ptl_ni *ni = NULL;
+	struct ptl_slot *slot = ptl_obj_lookup(h, PTL_HT_MD, &ni);
+
+	if (!slot || (*ni_p && *ni_p != ni))
+		return PTL_ARG_INVALID;
+	*ni_p = ni;
+	*md_p = slot->eh;
+	return PTL_OK;
+}
+
+static bool ptl_xfer_op_ok(const struct ptl_xfer_args *a)
+{
+	bool swap_op = a->op >= PTL_SWAP && a->op <= PTL_MSWAP;
+
+	bool real = a->type == PTL_FLOAT || a->type >= PTL_DOUBLE;
+
+	if (a->op >= PTL_OP_LAST || a->type >= PTL_DATATYPE_LAST)
+		return false;
+	/* the engine also takes libfabric's logical ops on floating types;
+	 * Portals does not define them */
+	if (real && (a->op == PTL_LOR || a->op == PTL_LAND ||
+		     a->op == PTL_LXOR))
+		return false;
+	switch (a->kind) {
+	case PTL_XFER_ATOMIC:
+		return !swap_op && p4e_atomic_valid(a->op, a->type, false);
+	case PTL_XFER_FETCH:
+		return !swap_op && p4e_atomic_valid(a->op, a->type, true);
+	case PTL_XFER_SWAP:
+		return swap_op && p4e_atomic_valid(a->op, a->type, true);
+	default:
+		return true;
+	}
+}
+
+static int ptl_xfer_engine(struct ptl_ni *ni, const struct ptl_xfer_args *a,
+			   const struct p4e_xfer *x, const struct p4e_trig *t)
+{
+	switch (a->kind) {
+	case PTL_XFER_PUT:
+		return t ? p4e_trig_put(ni->eni, x, t) : p4e_put(ni->eni, x);
+	case PTL_XFER_GET:
+		return t ? p4e_trig_get(ni->eni, x, t) : p4e_get(ni->eni, x);
+	case PTL_XFER_ATOMIC:
+		return t ? p4e_trig_atomic(ni->eni, x, t) :
+			   p4e_atomic(ni->eni, x);
+	case PTL_XFER_FETCH:
+		return t ? p4e_trig_fetch_atomic(ni->eni, x, t) :
+			   p4e_fetch_atomic(ni->eni, x);
+	default:
+		return t ? p4e_trig_swap(ni->eni, x, t) : p4e_swap(ni->eni, x);
+	}
+}
+
+int ptl_xfer_post(const struct ptl_xfer_args *a, bool triggered)
+{
+	struct ptl_ni *ni = NULL;
+	struct p4e_xfer x;
+	struct p4e_trig trig;
+	uint32_t abort_gen;
+	int ret = ptl_enter();
+
+	if (ret)
+		return ret;
+	memset(&x, 0, sizeof(x));
+	memset(&trig, 0, sizeof(trig));
+	ret = ptl_xfer_md(&ni, a->md, &x.md);
+	if (!ret && a->get_md_used)
+		ret = ptl_xfer_md(&ni, a->get_md, &x.get_md);
+	if (ret)
+		goto out;
+	if (a->ack_req > PTL_OC_ACK_REQ || !ptl_xfer_op_ok(a) ||
+	    (a->kind == PTL_XFER_SWAP && !a->operand &&
+	     a->op != PTL_SWAP) ||
+	    ptl_ni_peer(ni, a->target, &x.target) ||
+	    a->pt_index > PTL_PT_ANY - 1) {
+		ret = PTL_ARG_INVALID;
+		goto out;
+	}
+	if (triggered) {
+		if (a->trig_ct == PTL_CT_NONE ||
+		    ptl_ct_lookup(ni, a->trig_ct, &trig.ct)) {
+			ret = PTL_ARG_INVALID;
+			goto out;
+		}
+		trig.threshold = a->threshold;
+	}
+	x.local_offset = a->local_offset;
+	x.length = a->length;
+	x.get_local_offset = a->get_local_offset;
+	x.operand = a->operand;
+	x.ack_req = (enum p4e_ack_req)a->ack_req;	/* same values */
+	x.pt_index = a->pt_index;
+	x.match_bits = a->match_bits;
+	x.remote_offset = a->remote_offset;
+	x.hdr_data = a->hdr_data;
+	x.user_ptr = a->user_ptr;
+	x.atomic_op = (enum p4e_atomic_op)a->op;	/* same values */
+	x.atomic_type = (enum p4e_atomic_type)a->type;
+	x.flags = P4E_XFER_HDR_DATA;
+	abort_gen = ptl_lib.abort_gen;
+	for (;;) {
+		ret = ptl_xfer_engine(ni, a, &x, triggered ? &trig : NULL);
+		if (ret != -FI_EAGAIN)
+			break;
+		/* slots or transport queues full: drain and retry */
+		if (ptl_lib.abort_gen != abort_gen) {
+			ptl_leave();
+			return PTL_ABORTED;
+		}
+		if (ptl_progress_locked() <= 0)
+			ptl_sleep_locked(ptl_now_ms() + 1);
+		if (!ptl_lib.nis[ni->kind] || ptl_lib.nis[ni->kind] != ni) {
+			ptl_leave();
+			return PTL_ARG_INVALID;	/* NI closed meanwhile */
+		}
+	}
+	ret = ptl_errno(ret);
+out:
+	ptl_leave();
+	return ret;
+}
+
+PTL_EXPORT int PtlPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		      ptl_size_t length, ptl_ack_req_t ack_req,
+		      ptl_process_t target_id, ptl_pt_index_t pt_index,
+		      ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		      void *user_ptr, ptl_hdr_data_t hdr_data)
+{
+	struct ptl_xfer_args a = {
+		.kind = PTL_XFER_PUT, .md = md_handle,
+		.local_offset = local_offset, .length = length,
+		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+	};
+
+	return ptl_xfer_post(&a, false);
+}
+
+PTL_EXPORT int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		      ptl_size_t length, ptl_process_t target_id,
+		      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		      ptl_size_t remote_offset, void *user_ptr)
+{
+	struct ptl_xfer_args a = {
+		.kind = PTL_XFER_GET, .md = md_handle,
+		.local_offset = local_offset, .length = length,
+		.target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr,
+	};
+
+	return ptl_xfer_post(&a, false);
+}
+
+PTL_EXPORT int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+			 ptl_size_t length, ptl_ack_req_t ack_req,
+			 ptl_process_t target_id, ptl_pt_index_t pt_index,
+			 ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+			 void *user_ptr, ptl_hdr_data_t hdr_data,
+			 ptl_op_t operation, ptl_datatype_t datatype)
+{
+	struct ptl_xfer_args a = {
+		.kind = PTL_XFER_ATOMIC, .md = md_handle,
+		.local_offset = local_offset, .length = length,
+		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+		.op = operation, .type = datatype,
+	};
+
+	return ptl_xfer_post(&a, false);
+}
+
+PTL_EXPORT int PtlFetchAtomic(ptl_handle_md_t get_md_handle,
+			      ptl_size_t local_get_offset,
+			      ptl_handle_md_t put_md_handle,
+			      ptl_size_t local_put_offset, ptl_size_t length,
+			      ptl_process_t target_id, ptl_pt_index_t pt_index,
+			      ptl_match_bits_t match_bits,
+			      ptl_size_t remote_offset, void *user_ptr,
+			      ptl_hdr_data_t hdr_data, ptl_op_t operation,
+			      ptl_datatype_t datatype)
+{
+	struct ptl_xfer_args a = {
+		.kind = PTL_XFER_FETCH, .md = put_md_handle,
+		.local_offset = local_put_offset, .length = length,
+		.get_md = get_md_handle, .get_md_used = true,
+		.get_local_offset = local_get_offset,
+		.target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+		.op = operation, .type = datatype,
+	};
+
+	return ptl_xfer_post(&a, false);
+}
+
+PTL_EXPORT int PtlSwap(ptl_handle_md_t get_md_handle,
+		       ptl_size_t local_get_offset,
+		       ptl_handle_md_t put_md_handle,
+		       ptl_size_t local_put_offset, ptl_size_t length,
+		       ptl_process_t target_id, ptl_pt_index_t pt_index,
+		       ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		       void *user_ptr, ptl_hdr_data_t hdr_data,
+		       const void *operand, ptl_op_t operation,
+		       ptl_datatype_t datatype)
+{
+	struct ptl_xfer_args a = {
+		.kind = PTL_XFER_SWAP, .md = put_md_handle,
+		.local_offset = local_put_offset, .length = length,
+		.get_md = get_md_handle, .get_md_used = true,
+		.get_local_offset = local_get_offset,
+		.target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+		.operand = operand, .op = operation, .type = datatype,
+	};
+
+	return ptl_xfer_post(&a, false);
+}

@@ -1,0 +1,188 @@
+/*
+ * ptl_priv.h - internals of libportals, the Portals 4 API (portals4.h) on
+ * the engine (p4e.h).
+ *
+ * One library-wide state (struct ptl_lib): up to four NIs, one per kind
+ * (matching / non-matching x logical / physical), each with its own engine
+ * domain and NI, its transport instance, and tables that turn the API's
+ * 32-bit handles into engine objects.
+ *
+ * Locking: one mutex (ptl_lib.lock) serialises every engine call and every
+ * table, EQ ring and NI field; the engine's sinks and CT notifications run
+ * under it and broadcast ptl_lib.cond, on which blocking calls sleep. The
+ * progress thread takes the lock only to progress, never while it polls.
+ *
+ * Handles: type (3 bits, top) | NI kind (2) | generation (7) | index (20).
+ * Type 0 and index 0xfffff are never handed out, so 0, PTL_EQ_NONE,
+ * PTL_CT_NONE and PTL_INVALID_HANDLE never name an object. An NI handle has
+ * index 0 and the NI kind's generation (bumped at every NI teardown), so the
+ * same call sequence yields the same NI handles in every process.
+ */
+#ifndef PTL_PRIV_H
+#define PTL_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "portals4.h"
+#include "p4e.h"
+
+#define PTL_EXPORT __attribute__((visibility("default")))
+
+enum ptl_htype {
+	PTL_HT_NONE,
+	PTL_HT_EQ,		/* 1: PTL_EQ_NONE = 0x3fffffff is of this type */
+	PTL_HT_CT,		/* 2: PTL_CT_NONE = 0x5fffffff */
+	PTL_HT_MD,
+	PTL_HT_ME,		/* MEs and LEs */
+	PTL_HT_NI,
+};
+
+#define PTL_H_TYPE_SHIFT	29
+#define PTL_H_NI_SHIFT		27
+#define PTL_H_GEN_SHIFT		20
+#define PTL_H_GEN_MASK		0x7fu
+#define PTL_H_IDX_MASK		0xfffffu
+#define PTL_H_IDX_MAX		(PTL_H_IDX_MASK - 1)	/* largest usable */
+
+#define PTL_NI_KINDS		4
+
+static inline uint32_t ptl_h_make(unsigned type, unsigned kind, unsigned gen,
+				  uint32_t idx)
+{
+	return (uint32_t)type << PTL_H_TYPE_SHIFT |
+	       (uint32_t)kind << PTL_H_NI_SHIFT |
+	       (gen & PTL_H_GEN_MASK) << PTL_H_GEN_SHIFT | idx;
+}
+static inline unsigned ptl_h_type(uint32_t h) { return h >> PTL_H_TYPE_SHIFT; }
+static inline unsigned ptl_h_kind(uint32_t h) { return (h >> PTL_H_NI_SHIFT) & 3; }
+static inline unsigned ptl_h_gen(uint32_t h)
+{
+	return (h >> PTL_H_GEN_SHIFT) & PTL_H_GEN_MASK;
+}
+static inline uint32_t ptl_h_idx(uint32_t h) { return h & PTL_H_IDX_MASK; }
+
+/* A handle table: slots with a generation, a stack of free indexes. */
+struct ptl_slot {
+	void *obj;		/* EQ object, or NULL */
+	uint64_t eh;		/* engine handle (MD, ME, CT) */
+	uint8_t gen;
+	uint8_t used;
+	uint8_t me_nomatch;	/* ME slot: an LE (non-matching NI) */
+};
+
+struct ptl_tab {
+	unsigned type;
+	uint32_t cap;
+	uint32_t used;
+	uint32_t nfree;
+	uint32_t *free;
+	struct ptl_slot *slots;
+};
+
+struct ptl_ni;
+
+struct ptl_eq {
+	struct p4e_eq base;	/* the engine's sink; first */
+	struct ptl_ni *ni;
+	uint32_t handle;
+	ptl_event_t *ring;
+	uint64_t size, head, count;
+	bool dropped;		/* events were overwritten since the last get */
+	uint32_t refs;		/* PTs and MDs that report to it */
+};
+
+/* Every PT gets one, EQ or not: it sees AUTO_UNLINK, freeing ME handles. */
+struct ptl_pt_sink {
+	struct p4e_eq base;
+	struct ptl_ni *ni;
+	struct ptl_eq *eq;
+	bool allocated;
+};
+
+struct ptl_ni {
+	unsigned kind;		/* bit 0: non-matching, bit 1: logical */
+	unsigned options;	/* PTL_NI_* */
+	uint32_t handle;
+	unsigned refs;		/* PtlNIInit calls not yet PtlNIFini'd */
+	struct p4e_dom *dom;
+	struct p4e_ni *eni;
+	ptl_ni_limits_t limits;
+	struct ptl_tab eqs, cts, mds, mes;
+	struct ptl_pt_sink *pts;	/* max_pt_index + 1 */
+	ptl_process_t *map;		/* logical NI: rank -> physical id */
+	ptl_size_t map_size;
+	unsigned bundle_depth;
+};
+
+struct ptl_lib {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* an event, CT change, progress or abort */
+	int init_count;
+	uint32_t abort_gen;
+	struct ptl_ni *nis[PTL_NI_KINDS];
+	uint8_t ni_gen[PTL_NI_KINDS];
+	/* the process's physical id, fixed by its first NI */
+	bool have_pid;
+	ptl_pid_t pid;
+	ptl_nid_t nid;
+	/* configuration read at PtlInit */
+	const struct p4t_ops *transport;
+	uint32_t port_base;
+	uint64_t peer_timeout_ms;	/* PTL_PEER_TIMEOUT, 0: the default */
+	ptl_pid_t pid_hint;	/* PTL_PID: what PTL_PID_ANY tries first */
+	/* progress thread */
+	pthread_t thread;
+	bool thread_on, thread_stop;
+	int wake_fd;
+};
+
+extern struct ptl_lib ptl_lib;
+
+/* ptl_init.c */
+int ptl_errno(int ret);
+bool ptl_inited_locked(void);
+int ptl_enter(void);		/* lock, or PTL_NO_INIT (unlocked) */
+void ptl_leave(void);
+void ptl_wake_thread(void);
+/* Progress every NI once; returns the work done. */
+int ptl_progress_locked(void);
+/* Sleep (lock held) until woken or ms (0: no sleep) elapsed. */
+void ptl_sleep_locked(uint64_t deadline_ms);
+uint64_t ptl_now_ms(void);
+uint64_t ptl_deadline(ptl_time_t timeout);
+
+/* ptl_handle.c */
+int ptl_tab_init(struct ptl_tab *tab, unsigned type, uint32_t cap);
+void ptl_tab_fini(struct ptl_tab *tab);
+int ptl_tab_alloc(struct ptl_tab *tab, unsigned kind, uint32_t *handle_p);
+void ptl_tab_free(struct ptl_tab *tab, uint32_t handle);
+struct ptl_slot *ptl_tab_get(struct ptl_tab *tab, uint32_t handle);
+/* The NI a handle of type names (lock held), or NULL. */
+struct ptl_ni *ptl_ni_of(uint32_t handle, unsigned type);
+struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t handle);
+struct ptl_slot *ptl_obj_lookup(uint32_t handle, unsigned type,
+				struct ptl_ni **ni_p);
+
+/* ptl_ni.c: addressing */
+int ptl_ni_peer(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);
+int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);
+ptl_process_t ptl_ni_initiator(struct ptl_ni *ni, uint32_t peer);
+
+/* ptl_eq.c */
+struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h, int *ret_p);
+void ptl_pt_sink_init(struct ptl_pt_sink *sink, struct ptl_ni *ni);
+
+/* ptl_ct.c */
+int ptl_ct_lookup(struct ptl_ni *ni, ptl_handle_ct_t h, uint64_t *ct_p);
+void ptl_ct_notify(void *ctx, uint64_t ct);
+
+/* ptl_me.c */
+void ptl_me_unlinked_locked(struct ptl_ni *ni, uint64_t user_flags);
+int ptl_me_desc(struct ptl_ni *ni, const ptl_me_t *me, bool is_le,
+		struct p4e_me_desc *desc);
+
+#define PTL_ME_UF_NO_UNLINK_EV	(1ULL << 32)	/* user disabled them */
+
+#endif /* PTL_PRIV_H */

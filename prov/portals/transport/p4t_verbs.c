@@ -1,0 +1,965 @@
+/*
+ * p4t_verbs.c - the verbs transport's iface (behaviour: p4t_verbs.h):
+ * device and port discovery, GID selection, the inner TCP iface and its
+ * upcalls, links (RC QPs, their bootstrap over TCP and state transitions),
+ * failure and teardown, progress, the wait fd, open and close, the ops
+ * table and statistics.
+ *
+ * Not here: sends, receives, RMA, exposures and completions
+ * (p4t_verbs_data.c).
+ *
+ * Bootstrap records travel on the TCP link as a PUT-shaped engine message
+ * (p4_wire.h has no transport type for them, and the TCP transport hands
+ * only engine types up) with PT index P4T_VERBS_BOOT_PT and op id
+ * P4T_VERBS_BOOT_OPID: the verbs layer consumes them before the engine
+ * sees anything; an engine on the TCP transport would refuse them as
+ * malformed (no such PT) and close the link, which is the right outcome
+ * for a transport mismatch.
+ */
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/fi_errno.h>
+
+#include "p4t_verbs_priv.h"
+#include "p4t_tcp.h"
+#include "p4u_compiler.h"
+#include "p4u_log.h"
+#include "p4u_time.h"
+
+/* ---- devices and ports --------------------------------------------------- */
+
+static bool p4t_verbs_gid_v4(const union ibv_gid *gid)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					    0xff, 0xff };
+
+	return !memcmp(gid->raw, prefix, sizeof(prefix));
+}
+
+/*
+ * The GID to route a RoCE port by: the RoCE v2 entry holding want (an
+ * IPv4 address, or 0 for any), else the first RoCE v2 entry with an IPv4
+ * address, else the first RoCE v2 entry. -1 if none.
+ */
+static int p4t_verbs_gid_pick(struct ibv_context *ctx, uint8_t port,
+			      int tbl_len, uint32_t want, union ibv_gid *gid_p)
+{
+	struct ibv_gid_entry entry;
+	int idx, any = -1, v4 = -1;
+	union ibv_gid any_gid, v4_gid;
+
+	for (idx = 0; idx < tbl_len; idx++) {
+		if (ibv_query_gid_ex(ctx, port, (uint32_t)idx, &entry, 0))
+			continue;
+		if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (p4t_verbs_gid_v4(&entry.gid)) {
+			if (want && !memcmp(&entry.gid.raw[12], &want, 4)) {
+				*gid_p = entry.gid;
+				return idx;
+			}
+			if (v4 < 0) {
+				v4 = idx;
+				v4_gid = entry.gid;
+			}
+		} else if (any < 0) {
+			any = idx;
+			any_gid = entry.gid;
+		}
+	}
+	if (want)
+		return -1;
+	if (v4 >= 0) {
+		*gid_p = v4_gid;
+		return v4;
+	}
+	if (any >= 0)
+		*gid_p = any_gid;
+	return any;
+}
+
+struct p4t_verbs_port {
+	struct ibv_device *dev;
+	uint8_t port;
+	uint8_t link_layer;
+	int gid_index;
+	union ibv_gid gid;
+	uint16_t lid;
+	enum ibv_mtu mtu;
+	uint32_t max_msg;
+};
+
+/* Is port usable? Fills what routing by it needs (want: see gid_pick). */
+static bool p4t_verbs_port_usable(struct ibv_context *ctx, uint8_t port,
+				  uint32_t want, struct p4t_verbs_port *out)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, port, &pa) || pa.state != IBV_PORT_ACTIVE)
+		return false;
+	out->port = port;
+	out->link_layer = pa.link_layer;
+	out->lid = pa.lid;
+	out->mtu = pa.active_mtu;
+	out->max_msg = pa.max_msg_sz;
+	if (pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		out->gid_index = p4t_verbs_gid_pick(ctx, port, pa.gid_tbl_len,
+						    want, &out->gid);
+		return out->gid_index >= 0;
+	}
+	if (want)
+		return false;	/* InfiniBand: no IP in its GIDs */
+	out->gid_index = 0;
+	return !ibv_query_gid(ctx, port, 0, &out->gid);
+}
+
+int p4t_verbs_devices(struct p4t_verbs_dev **devs_p, size_t *count_p)
+{
+	struct ibv_device **list;
+	struct p4t_verbs_dev *devs = NULL, *grown;
+	struct ibv_device_attr da;
+	struct p4t_verbs_port vp;
+	struct ibv_context *ctx;
+	struct sockaddr_in *sin;
+	size_t count = 0;
+	int n = 0, i;
+	uint8_t port;
+
+	*devs_p = NULL;
+	*count_p = 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return 0;
+	for (i = 0; i < n; i++) {
+		ctx = ibv_open_device(list[i]);
+		if (!ctx)
+			continue;
+		if (ibv_query_device(ctx, &da)) {
+			ibv_close_device(ctx);
+			continue;
+		}
+		for (port = 1; port <= da.phys_port_cnt; port++) {
+			if (!p4t_verbs_port_usable(ctx, port, 0, &vp))
+				continue;
+			grown = realloc(devs, (count + 1) * sizeof(*devs));
+			if (!grown)
+				break;
+			devs = grown;
+			memset(&devs[count], 0, sizeof(devs[count]));
+			snprintf(devs[count].name, sizeof(devs[count].name),
+				 "%s", ibv_get_device_name(list[i]));
+			devs[count].port = port;
+			if (vp.link_layer == IBV_LINK_LAYER_ETHERNET &&
+			    p4t_verbs_gid_v4(&vp.gid)) {
+				sin = (struct sockaddr_in *)&devs[count].addr;
+				sin->sin_family = AF_INET;
+				memcpy(&sin->sin_addr, &vp.gid.raw[12], 4);
+			}
+			count++;
+		}
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	*devs_p = devs;
+	*count_p = count;
+	return 0;
+}
+
+/* Open the device and port the iface serves (see p4t_verbs.h). */
+static int p4t_verbs_open_port(struct p4t_verbs_iface *iface,
+			       const struct p4t_iface_config *cfg)
+{
+	const struct sockaddr_in *sin = cfg->addr;
+	uint32_t want = 0;
+	struct ibv_device **list;
+	struct ibv_device_attr da;
+	struct p4t_verbs_port vp;
+	struct ibv_context *ctx;
+	int n = 0, i, pass;
+	uint8_t port;
+
+	if (sin && cfg->addrlen == sizeof(*sin) && sin->sin_family == AF_INET)
+		want = sin->sin_addr.s_addr;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -FI_ENODEV;
+	/* first the port that holds our address, then any */
+	for (pass = want ? 0 : 1; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			ctx = ibv_open_device(list[i]);
+			if (!ctx)
+				continue;
+			if (ibv_query_device(ctx, &da))
+				goto next;
+			for (port = 1; port <= da.phys_port_cnt; port++)
+				if (p4t_verbs_port_usable(ctx, port,
+							  pass ? 0 : want, &vp))
+					break;
+			if (port > da.phys_port_cnt)
+				goto next;
+			iface->ctx = ctx;
+			iface->port = vp.port;
+			iface->link_layer = vp.link_layer;
+			iface->gid_index = vp.gid_index;
+			iface->gid = vp.gid;
+			iface->lid = vp.lid;
+			iface->mtu = vp.mtu;
+			iface->max_rma = vp.max_msg ? vp.max_msg : (1u << 30);
+			iface->max_sge = P4U_MIN((uint32_t)da.max_sge,
+						 (uint32_t)P4T_VERBS_MAX_SGE);
+			iface->rd_atom = P4U_MIN((uint32_t)da.max_qp_rd_atom,
+						 (uint32_t)P4T_VERBS_RD_ATOM);
+			p4u_info(P4U_LOG_TRANSPORT, "verbs: %s port %u gid "
+				 "index %d", ibv_get_device_name(list[i]),
+				 vp.port, vp.gid_index);
+			ibv_free_device_list(list);
+			return 0;
+next:
+			ibv_close_device(ctx);
+		}
+	}
+	ibv_free_device_list(list);
+	return -FI_ENODEV;
+}
+
+/* ---- links ----------------------------------------------------------------- */
+
+void p4t_verbs_kick(struct p4t_verbs_iface *iface)
+{
+	uint64_t one = 1;
+
+	if (write(iface->kickfd, &one, sizeof(one)) < 0)
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: kick: %s",
+				strerror(errno));
+}
+
+struct p4t_verbs_conn *p4t_verbs_conn_by_qpn(struct p4t_verbs_iface *iface,
+					     uint32_t qpn)
+{
+	struct p4t_verbs_conn *conn;
+
+	if (iface->last_hit && iface->last_hit->qp &&
+	    iface->last_hit->qp->qp_num == qpn)
+		return iface->last_hit;
+	p4u_list_foreach_entry(&iface->conns, conn, struct p4t_verbs_conn, link)
+		if (conn->qp && conn->qp->qp_num == qpn) {
+			iface->last_hit = conn;
+			return conn;
+		}
+	return NULL;
+}
+
+static int p4t_verbs_qp_create(struct p4t_verbs_conn *conn)
+{
+	struct p4t_verbs_iface *iface = conn->iface;
+	struct ibv_qp_init_attr qia = {
+		.qp_context = conn,
+		.send_cq = iface->cq,
+		.recv_cq = iface->cq,
+		.srq = iface->srq,
+		.cap = {
+			.max_send_wr = P4T_VERBS_QP_WR,
+			.max_send_sge = iface->max_sge,
+			.max_inline_data = iface->max_inline,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = iface->port,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_LOCAL_WRITE,
+	};
+	uint32_t psn;
+
+	conn->qp = ibv_create_qp(iface->pd, &qia);
+	if (!conn->qp && iface->max_inline) {
+		/* the device may not do inline data at all */
+		qia.cap.max_inline_data = 0;
+		conn->qp = ibv_create_qp(iface->pd, &qia);
+	}
+	if (!conn->qp) {
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: create qp: %s",
+			 strerror(errno));
+		return -FI_ENOMEM;
+	}
+	if (qia.cap.max_inline_data < iface->max_inline)
+		iface->max_inline = qia.cap.max_inline_data;
+	if (ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: qp to init: %s",
+			 strerror(errno));
+		ibv_destroy_qp(conn->qp);
+		conn->qp = NULL;
+		return -FI_EIO;
+	}
+	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
+		psn = (uint32_t)p4u_time_ns();
+	conn->psn = psn & 0xffffff;
+	return 0;
+}
+
+/* Send a BOOT or READY record on conn's TCP link. */
+static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
+{
+	struct p4t_verbs_iface *iface = conn->iface;
+	uint8_t msg[sizeof(struct p4w_hdr) + sizeof(struct p4w_req) +
+		    sizeof(struct p4t_verbs_boot)];
+	struct p4t_verbs_boot boot = {
+		.magic = htole32(P4T_VERBS_BOOT_MAGIC),
+		.version = htole16(P4T_VERBS_BOOT_VERSION),
+		.kind = kind,
+		.link_layer = iface->link_layer,
+		.qpn = htole32(conn->qp->qp_num),
+		.psn = htole32(conn->psn),
+		.mtu = htole32(iface->mtu),
+		.lid = htole16(iface->lid),
+	};
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = P4W_PUT,
+		.length = sizeof(msg),
+	};
+	struct p4w_req req = {
+		.op_id = P4T_VERBS_BOOT_OPID,
+		.rlength = sizeof(boot),
+		.pt_index = P4T_VERBS_BOOT_PT,
+		.proto = P4W_PROTO_EAGER,
+	};
+	int ret;
+
+	memcpy(boot.gid, iface->gid.raw, sizeof(boot.gid));
+	p4w_hdr_pack(msg, &hdr);
+	p4w_req_pack(msg + sizeof(hdr), &req);
+	memcpy(msg + sizeof(hdr) + sizeof(req), &boot, sizeof(boot));
+	ret = p4t_send(iface->tcp, conn->tcp, msg, sizeof(msg), NULL, 0, NULL);
+	return ret < 0 ? ret : 0;
+}
+
+/* Is msg a bootstrap record? Fills boot (host order) if so. */
+static bool p4t_verbs_boot_parse(const void *msg, size_t len,
+				 struct p4t_verbs_boot *boot)
+{
+	const uint8_t *bytes = msg;
+	struct p4w_hdr hdr;
+	struct p4w_req req;
+
+	if (len != sizeof(hdr) + sizeof(req) + sizeof(*boot) ||
+	    p4w_hdr_unpack(msg, len, &hdr) || hdr.type != P4W_PUT ||
+	    p4w_req_unpack(bytes + sizeof(hdr), len - sizeof(hdr), &req) ||
+	    req.pt_index != P4T_VERBS_BOOT_PT ||
+	    req.op_id != P4T_VERBS_BOOT_OPID)
+		return false;
+	memcpy(boot, bytes + sizeof(hdr) + sizeof(req), sizeof(*boot));
+	boot->magic = le32toh(boot->magic);
+	boot->version = le16toh(boot->version);
+	boot->qpn = le32toh(boot->qpn);
+	boot->psn = le32toh(boot->psn);
+	boot->mtu = le32toh(boot->mtu);
+	boot->lid = le16toh(boot->lid);
+	return true;
+}
+
+/* The peer's BOOT: our QP to RTR (towards it) and RTS. */
+static int p4t_verbs_qp_connect(struct p4t_verbs_conn *conn,
+				const struct p4t_verbs_boot *peer)
+{
+	struct p4t_verbs_iface *iface = conn->iface;
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = P4U_MIN(iface->mtu, (enum ibv_mtu)peer->mtu),
+		.dest_qp_num = peer->qpn,
+		.rq_psn = peer->psn,
+		.max_dest_rd_atomic = (uint8_t)iface->rd_atom,
+		.min_rnr_timer = 12,	/* 0.64 ms */
+		.ah_attr = {
+			.port_num = iface->port,
+			.dlid = peer->lid,
+		},
+	};
+
+	if (peer->magic != P4T_VERBS_BOOT_MAGIC ||
+	    peer->version != P4T_VERBS_BOOT_VERSION ||
+	    peer->link_layer != iface->link_layer || !peer->qpn ||
+	    peer->qpn > 0xffffff || peer->psn > 0xffffff ||
+	    peer->mtu < IBV_MTU_256 || peer->mtu > IBV_MTU_4096)
+		return -FI_EPROTO;
+	if (iface->link_layer == IBV_LINK_LAYER_ETHERNET) {
+		qa.ah_attr.is_global = 1;
+		memcpy(qa.ah_attr.grh.dgid.raw, peer->gid, 16);
+		qa.ah_attr.grh.sgid_index = (uint8_t)iface->gid_index;
+		qa.ah_attr.grh.hop_limit = 64;
+	}
+	if (ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: qp to rtr: %s",
+			 strerror(errno));
+		return -FI_EIO;
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	qa.timeout = 14;	/* 4.096 us << 14 = 67 ms per try */
+	qa.retry_cnt = 7;
+	qa.rnr_retry = 7;	/* infinite: the SRQ backstop */
+	qa.sq_psn = conn->psn;
+	qa.max_rd_atomic = (uint8_t)iface->rd_atom;
+	if (ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: qp to rts: %s",
+			 strerror(errno));
+		return -FI_EIO;
+	}
+	return 0;
+}
+
+static struct p4t_verbs_conn *p4t_verbs_conn_create(
+	struct p4t_verbs_iface *iface, struct p4t_conn *tcp, bool self)
+{
+	struct p4t_verbs_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->iface = iface;
+	conn->tcp = tcp;
+	p4u_list_init(&conn->pending);
+	p4u_list_node_init(&conn->link);
+	if (self) {
+		conn->state = P4T_VERBS_CONN_SELF;
+	} else {
+		conn->state = P4T_VERBS_CONN_BOOT;
+		if (p4t_verbs_qp_create(conn) ||
+		    p4t_verbs_boot_send(conn, P4T_VERBS_BOOT)) {
+			if (conn->qp)
+				ibv_destroy_qp(conn->qp);
+			free(conn);
+			return NULL;
+		}
+	}
+	tcp->engine_ctx = conn;
+	p4u_list_insert_tail(&iface->conns, &conn->link);
+	iface->stats.links++;
+	return conn;
+}
+
+static void p4t_verbs_conn_destroy(struct p4t_verbs_conn *conn)
+{
+	struct p4t_verbs_iface *iface = conn->iface;
+
+	if (iface->last_hit == conn)
+		iface->last_hit = NULL;
+	if (conn->qp && ibv_destroy_qp(conn->qp))
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: destroy qp: %s",
+			 strerror(errno));
+	p4u_list_remove(&conn->link);
+	free(conn);
+}
+
+/*
+ * Fail conn: its QP to the error state (outstanding work flushes), its
+ * TCP link closed. Progress completes the rest (p4t_verbs_failing).
+ */
+void p4t_verbs_conn_fail(struct p4t_verbs_conn *conn, int status)
+{
+	struct p4t_verbs_iface *iface = conn->iface;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+	if (conn->state == P4T_VERBS_CONN_FAILING)
+		return;
+	if (conn->state != P4T_VERBS_CONN_SELF)
+		iface->stats.link_failures++;
+	conn->state = P4T_VERBS_CONN_FAILING;
+	conn->fail_status = status;
+	if (conn->qp && ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE))
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: qp to error: %s",
+			 strerror(errno));
+	if (conn->tcp) {
+		conn->tcp->engine_ctx = NULL;
+		p4t_conn_close(iface->tcp, conn->tcp);
+		conn->tcp = NULL;
+	}
+	p4u_list_remove(&conn->link);
+	p4u_list_insert_tail(&iface->failing, &conn->link);
+	iface->stats.links--;
+	p4t_verbs_kick(iface);
+}
+
+/* Failed links whose work has all come back: report and free. */
+static int p4t_verbs_failing(struct p4t_verbs_iface *iface)
+{
+	struct p4t_verbs_conn *conn, *tmp;
+	int done = 0;
+
+	p4u_list_foreach_entry_safe(&iface->failing, conn, tmp,
+				    struct p4t_verbs_conn, link) {
+		p4t_verbs_pend_fail(conn, -FI_ECONNABORTED);
+		if (conn->sq_posted)
+			continue;	/* flushes still to come */
+		if (!conn->closed && !iface->closing)
+			iface->upcalls->conn_failed(iface->upcall_ctx,
+						    &conn->base,
+						    conn->fail_status);
+		p4t_verbs_conn_destroy(conn);
+		done++;
+	}
+	return done;
+}
+
+/* ---- the inner TCP iface's upcalls --------------------------------------------- */
+
+static int p4t_verbs_tcp_recv(void *ctx, struct p4t_conn *tcp, const void *msg,
+			      size_t len)
+{
+	struct p4t_verbs_iface *iface = ctx;
+	struct p4t_verbs_conn *conn = tcp->engine_ctx;
+	struct p4t_verbs_boot boot;
+	int ret;
+
+	if (!conn || iface->closing)
+		return 0;
+	if (!p4t_verbs_boot_parse(msg, len, &boot))
+		/* the self queue, or an engine message a peer sent on TCP */
+		return iface->upcalls->recv(iface->upcall_ctx, &conn->base,
+					    msg, len);
+	if (boot.kind == P4T_VERBS_BOOT &&
+	    conn->state == P4T_VERBS_CONN_BOOT) {
+		ret = p4t_verbs_qp_connect(conn, &boot);
+		if (!ret)
+			ret = p4t_verbs_boot_send(conn, P4T_VERBS_READY);
+		if (ret)
+			return ret;	/* the TCP link fails: so do we */
+		conn->state = P4T_VERBS_CONN_READY_WAIT;
+		return 0;
+	}
+	if (boot.kind == P4T_VERBS_READY &&
+	    conn->state == P4T_VERBS_CONN_READY_WAIT) {
+		conn->state = P4T_VERBS_CONN_UP;
+		iface->stats.qps_up++;
+		p4t_verbs_pend_flush(conn);
+		return 0;
+	}
+	p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: unexpected bootstrap "
+			"record %u in state %d", boot.kind, conn->state);
+	return -FI_EPROTO;
+}
+
+static void p4t_verbs_tcp_send_done(void *ctx, void *op_ctx, int status)
+{
+	struct p4t_verbs_iface *iface = ctx;
+
+	/* only self-queue sends of the engine are referenced by TCP */
+	iface->upcalls->send_done(iface->upcall_ctx, op_ctx, status);
+}
+
+static void p4t_verbs_tcp_rma_done(void *ctx, void *op_ctx, int status)
+{
+	struct p4t_verbs_iface *iface = ctx;
+
+	iface->upcalls->rma_done(iface->upcall_ctx, op_ctx, status);
+}
+
+static int p4t_verbs_tcp_conn_new(void *ctx, struct p4t_conn *tcp,
+				  const void *addr, size_t addrlen)
+{
+	struct p4t_verbs_iface *iface = ctx;
+	struct p4t_verbs_conn *conn;
+	int ret;
+
+	conn = p4t_verbs_conn_create(iface, tcp, false);
+	if (!conn)
+		return -FI_ENOMEM;
+	ret = iface->upcalls->conn_new(iface->upcall_ctx, &conn->base, addr,
+				       addrlen);
+	if (ret) {
+		/* refused: TCP drops the link, no conn_failed for it */
+		tcp->engine_ctx = NULL;
+		conn->tcp = NULL;
+		conn->closed = true;
+		p4t_verbs_conn_fail(conn, ret);
+	}
+	return ret;
+}
+
+static void p4t_verbs_tcp_conn_failed(void *ctx, struct p4t_conn *tcp,
+				      int status)
+{
+	struct p4t_verbs_conn *conn = tcp->engine_ctx;
+
+	if (!conn)
+		return;
+	tcp->engine_ctx = NULL;
+	conn->tcp = NULL;	/* gone with the return */
+	p4t_verbs_conn_fail(conn, status);
+}
+
+static const struct p4t_upcalls p4t_verbs_tcp_upcalls = {
+	.recv = p4t_verbs_tcp_recv,
+	.send_done = p4t_verbs_tcp_send_done,
+	.rma_done = p4t_verbs_tcp_rma_done,
+	.conn_new = p4t_verbs_tcp_conn_new,
+	.conn_failed = p4t_verbs_tcp_conn_failed,
+};
+
+/* ---- ops ------------------------------------------------------------------------ */
+
+static int p4t_verbs_conn_get(struct p4t_iface *iface_, const void *addr,
+			      size_t addrlen, struct p4t_conn **conn_p)
+{
+	struct p4t_verbs_iface *iface = p4t_verbs_iface_of(iface_);
+	struct p4t_verbs_conn *conn;
+	struct p4t_conn *tcp;
+	bool self;
+	int ret;
+
+	ret = p4t_conn_get(iface->tcp, addr, addrlen, &tcp);
+	if (ret)
+		return ret;
+	if (tcp->engine_ctx) {
+		*conn_p = tcp->engine_ctx;
+		return 0;
+	}
+	self = addrlen == iface->self_addrlen &&
+	       !memcmp(addr, &iface->self_addr, addrlen);
+	conn = p4t_verbs_conn_create(iface, tcp, self);
+	if (!conn) {
+		p4t_conn_close(iface->tcp, tcp);
+		return -FI_ENOMEM;
+	}
+	*conn_p = &conn->base;
+	return 0;
+}
+
+static void p4t_verbs_conn_close(struct p4t_iface *iface_,
+				 struct p4t_conn *conn_)
+{
+	struct p4t_verbs_conn *conn = (struct p4t_verbs_conn *)conn_;
+
+	(void)iface_;
+	conn->closed = true;
+	p4t_verbs_conn_fail(conn, -FI_ECONNABORTED);
+}
+
+static int p4t_verbs_getname(struct p4t_iface *iface_, void *addr,
+			     size_t *addrlen)
+{
+	return p4t_getname(p4t_verbs_iface_of(iface_)->tcp, addr, addrlen);
+}
+
+static void p4t_verbs_iface_query(struct p4t_iface *iface_,
+				  struct p4t_iface_attr *attr)
+{
+	struct p4t_verbs_iface *iface = p4t_verbs_iface_of(iface_);
+	struct p4t_iface_attr tattr;
+
+	p4t_iface_query(iface->tcp, &tattr);
+	attr->max_inline = iface->max_inline;
+	attr->max_msg = P4T_VERBS_BUF_SIZE;
+	attr->max_rma = iface->max_rma * P4T_VERBS_QP_WR;
+	attr->rma_native = true;
+	attr->addr_len = tattr.addr_len;
+}
+
+/* Device events: the SRQ ran low, a QP broke. */
+static int p4t_verbs_async(struct p4t_verbs_iface *iface)
+{
+	struct ibv_srq_attr sa = { .srq_limit = P4T_VERBS_SRQ_LIMIT };
+	struct ibv_async_event ev;
+	struct p4t_verbs_conn *conn;
+	int done = 0;
+
+	while (!ibv_get_async_event(iface->ctx, &ev)) {
+		done++;
+		switch (ev.event_type) {
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+			iface->stats.srq_limit_events++;
+			p4t_verbs_recv_repost(iface, true);
+			/* the limit is one-shot: arm it again */
+			if (ibv_modify_srq(iface->srq, &sa, IBV_SRQ_LIMIT))
+				p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: srq "
+						"limit: %s", strerror(errno));
+			break;
+		case IBV_EVENT_QP_FATAL:
+		case IBV_EVENT_QP_REQ_ERR:
+		case IBV_EVENT_QP_ACCESS_ERR:
+		case IBV_EVENT_PATH_MIG_ERR:
+			conn = ev.element.qp->qp_context;
+			p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: %s",
+					ibv_event_type_str(ev.event_type));
+			if (conn)
+				p4t_verbs_conn_fail(conn, -FI_EIO);
+			break;
+		default:
+			p4u_info(P4U_LOG_TRANSPORT, "verbs: event %s",
+				 ibv_event_type_str(ev.event_type));
+			break;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	return done;
+}
+
+static int p4t_verbs_progress(struct p4t_iface *iface_, int budget)
+{
+	struct p4t_verbs_iface *iface = p4t_verbs_iface_of(iface_);
+	struct ibv_cq *cq;
+	void *cq_ctx;
+	uint64_t kicks;
+	int done = 0, events = 0;
+
+	if (read(iface->kickfd, &kicks, sizeof(kicks)) > 0)
+		done++;
+	done += p4t_verbs_async(iface);
+	/* the channel said the CQ has work: ack and arm it again first,
+	 * so what arrives after the poll below wakes the fd */
+	while (!ibv_get_cq_event(iface->chan, &cq, &cq_ctx))
+		events++;
+	if (events) {
+		ibv_ack_cq_events(iface->cq, (unsigned)events);
+		ibv_req_notify_cq(iface->cq, 0);
+	}
+	done += p4t_verbs_cq_poll(iface, budget);
+	p4t_verbs_recv_repost(iface, false);
+	done += p4t_progress(iface->tcp, budget);
+	done += p4t_verbs_failing(iface);
+	return done;
+}
+
+static int p4t_verbs_wait_fd(struct p4t_iface *iface_)
+{
+	return p4t_verbs_iface_of(iface_)->epfd;
+}
+
+static int p4t_verbs_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) ? -1 : 0;
+}
+
+static int p4t_verbs_epoll_add(struct p4t_verbs_iface *iface, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd < 0)
+		return 0;
+	return epoll_ctl(iface->epfd, EPOLL_CTL_ADD, fd, &ev) ? -FI_EIO : 0;
+}
+
+static int p4t_verbs_open_queues(struct p4t_verbs_iface *iface)
+{
+	struct ibv_srq_init_attr sia = {
+		.attr = { .max_wr = P4T_VERBS_RECV_BUFS, .max_sge = 1 },
+	};
+	struct ibv_srq_attr sa = { .srq_limit = P4T_VERBS_SRQ_LIMIT };
+	int ret;
+
+	iface->pd = ibv_alloc_pd(iface->ctx);
+	iface->chan = iface->pd ? ibv_create_comp_channel(iface->ctx) : NULL;
+	iface->cq = iface->chan ? ibv_create_cq(iface->ctx, P4T_VERBS_CQ_SIZE,
+						iface, iface->chan, 0) : NULL;
+	iface->srq = iface->cq ? ibv_create_srq(iface->pd, &sia) : NULL;
+	if (!iface->srq) {
+		p4u_warn(P4U_LOG_TRANSPORT, "verbs: pd/cq/srq: %s",
+			 strerror(errno));
+		return -FI_ENOMEM;
+	}
+	if (p4t_verbs_nonblock(iface->chan->fd) ||
+	    p4t_verbs_nonblock(iface->ctx->async_fd) ||
+	    ibv_req_notify_cq(iface->cq, 0))
+		return -FI_EIO;
+	ret = p4t_verbs_data_init(iface);
+	if (ret)
+		return ret;
+	ret = p4t_verbs_recv_repost(iface, true);
+	if (ret < 0)
+		return ret;
+	if (ibv_modify_srq(iface->srq, &sa, IBV_SRQ_LIMIT))
+		p4u_info(P4U_LOG_TRANSPORT, "verbs: no srq limit event: %s",
+			 strerror(errno));
+	return 0;
+}
+
+static void p4t_verbs_iface_free(struct p4t_verbs_iface *iface)
+{
+	struct p4t_verbs_mem *mem;
+
+	/* exposures the engine did not take back die with the PD */
+	while (!p4u_list_empty(&iface->mems)) {
+		mem = p4u_list_first_entry(&iface->mems, struct p4t_verbs_mem,
+					   link);
+		p4t_verbs_mem_release(iface, mem);
+	}
+	if (iface->srq)
+		ibv_destroy_srq(iface->srq);
+	p4t_verbs_data_fini(iface);
+	if (iface->cq)
+		ibv_destroy_cq(iface->cq);
+	if (iface->chan)
+		ibv_destroy_comp_channel(iface->chan);
+	if (iface->pd)
+		ibv_dealloc_pd(iface->pd);
+	if (iface->ctx)
+		ibv_close_device(iface->ctx);
+	if (iface->epfd >= 0)
+		close(iface->epfd);
+	if (iface->kickfd >= 0)
+		close(iface->kickfd);
+	free(iface);
+}
+
+static int p4t_verbs_iface_open(const struct p4t_iface_config *cfg,
+				struct p4t_iface **iface_p)
+{
+	struct p4t_iface_config tcfg = *cfg;
+	struct p4t_verbs_iface *iface;
+	int ret;
+
+	iface = calloc(1, sizeof(*iface));
+	if (!iface)
+		return -FI_ENOMEM;
+	iface->base.ops = &p4t_verbs_ops;
+	iface->upcalls = cfg->upcalls;
+	iface->upcall_ctx = cfg->upcall_ctx;
+	iface->max_inline = P4T_VERBS_INLINE;
+	iface->epfd = iface->kickfd = -1;
+	p4u_list_init(&iface->conns);
+	p4u_list_init(&iface->failing);
+	p4u_list_init(&iface->mems);
+
+	ret = p4t_verbs_open_port(iface, cfg);
+	if (ret) {
+		p4u_info(P4U_LOG_TRANSPORT, "verbs: no usable device port");
+		goto err_free;
+	}
+	ret = p4t_verbs_open_queues(iface);
+	if (ret)
+		goto err_free;
+	tcfg.upcalls = &p4t_verbs_tcp_upcalls;
+	tcfg.upcall_ctx = iface;
+	ret = p4t_tcp_ops.iface_open(&tcfg, &iface->tcp);
+	if (ret)
+		goto err_free;
+	iface->self_addrlen = sizeof(iface->self_addr);
+	ret = p4t_getname(iface->tcp, &iface->self_addr, &iface->self_addrlen);
+	if (ret)
+		goto err_close_tcp;
+	iface->epfd = epoll_create1(EPOLL_CLOEXEC);
+	iface->kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (iface->epfd < 0 || iface->kickfd < 0 ||
+	    p4t_verbs_epoll_add(iface, p4t_wait_fd(iface->tcp)) ||
+	    p4t_verbs_epoll_add(iface, iface->chan->fd) ||
+	    p4t_verbs_epoll_add(iface, iface->ctx->async_fd) ||
+	    p4t_verbs_epoll_add(iface, iface->kickfd)) {
+		ret = -FI_EIO;
+		goto err_close_tcp;
+	}
+	*iface_p = (struct p4t_iface *)iface;
+	return 0;
+
+err_close_tcp:
+	p4t_iface_close(iface->tcp);
+err_free:
+	p4t_verbs_iface_free(iface);
+	return ret;
+}
+
+/* The iface's counters, at info level (FI_LOG_LEVEL=info). */
+static void p4t_verbs_stats_log(const struct p4t_verbs_iface *iface)
+{
+	const struct p4t_verbs_stats *st = &iface->stats;
+
+	p4u_info(P4U_LOG_TRANSPORT, "verbs: stats: sent %llu (inline %llu, "
+		 "%llu bytes) recv %llu (%llu bytes) queued %llu rdma_reads "
+		 "%llu (%llu bytes) rdma_writes %llu (%llu bytes) bounced %llu "
+		 "regs %llu srq_limit_events %llu qps_up %llu wc_errors %llu "
+		 "link_failures %llu",
+		 (unsigned long long)st->msgs_sent,
+		 (unsigned long long)st->inline_sent,
+		 (unsigned long long)st->bytes_sent,
+		 (unsigned long long)st->msgs_recv,
+		 (unsigned long long)st->bytes_recv,
+		 (unsigned long long)st->queued,
+		 (unsigned long long)st->reads,
+		 (unsigned long long)st->read_bytes,
+		 (unsigned long long)st->writes,
+		 (unsigned long long)st->write_bytes,
+		 (unsigned long long)st->bounced,
+		 (unsigned long long)st->regs,
+		 (unsigned long long)st->srq_limit_events,
+		 (unsigned long long)st->qps_up,
+		 (unsigned long long)st->wc_errors,
+		 (unsigned long long)st->link_failures);
+}
+
+static void p4t_verbs_iface_close(struct p4t_iface *iface_)
+{
+	struct p4t_verbs_iface *iface = p4t_verbs_iface_of(iface_);
+	struct p4t_verbs_conn *conn;
+	uint64_t deadline = p4u_time_ns() + 10ull * 1000000000ull;
+
+	iface->closing = true;
+	while (!p4u_list_empty(&iface->conns)) {
+		conn = p4u_list_first_entry(&iface->conns,
+					    struct p4t_verbs_conn, link);
+		p4t_verbs_conn_fail(conn, -FI_ECONNABORTED);
+	}
+	/* every pull and push completes before we return (p4t.h) */
+	while (!p4u_list_empty(&iface->failing)) {
+		p4t_verbs_cq_poll(iface, 256);
+		p4t_verbs_failing(iface);
+		if (p4u_time_ns() > deadline) {
+			p4u_warn(P4U_LOG_TRANSPORT, "verbs: close: flushes "
+				 "missing; dropping %zu requests",
+				 iface->wrs_posted);
+			while (!p4u_list_empty(&iface->failing)) {
+				conn = p4u_list_first_entry(
+					&iface->failing,
+					struct p4t_verbs_conn, link);
+				p4t_verbs_conn_destroy(conn);
+			}
+		}
+	}
+	p4t_iface_close(iface->tcp);
+	p4t_verbs_stats_log(iface);
+	p4t_verbs_iface_free(iface);
+}
+
+const struct p4t_ops p4t_verbs_ops = {
+	.name = "verbs",
+	.iface_open = p4t_verbs_iface_open,
+	.iface_close = p4t_verbs_iface_close,
+	.iface_query = p4t_verbs_iface_query,
+	.getname = p4t_verbs_getname,
+	.conn_get = p4t_verbs_conn_get,
+	.send = p4t_verbs_send,
+	.mem_expose = p4t_verbs_mem_expose,
+	.mem_unexpose = p4t_verbs_mem_unexpose,
+	.pull = p4t_verbs_pull,
+	.push = p4t_verbs_push,
+	.conn_close = p4t_verbs_conn_close,
+	.progress = p4t_verbs_progress,
+	.wait_fd = p4t_verbs_wait_fd,
+};
+
+int p4t_verbs_stats(struct p4t_iface *iface, struct p4t_verbs_stats *stats)
+{
+	if (!iface || p4t_ops_of(iface) != &p4t_verbs_ops)
+		return -FI_EINVAL;
+	*stats = p4t_verbs_iface_of(iface)->stats;
+	return 0;
+}

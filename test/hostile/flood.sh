@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# flood.sh - the flood test (docs/robustness.md): test/hostile/flood as
+# receiver, flood sender and bystander. `make check` runs it scaled down;
+#
+#   FLOOD_FULL=1 test/hostile/flood.sh
+#
+# runs the full size: 1,000,000 eager + 10,000 rendezvous messages, a
+# 10 s sleep (takes minutes), with the default overflow pool. The scaled
+# down run (20,000 + 200, 1 s) uses a pool of 2 x 64 KiB per portal so it
+# overflows too. FLOOD_EAGER, FLOOD_RDZV and FLOOD_SLEEP
+# override the sizes. The receiver runs at FI_LOG_LEVEL=info so its log
+# shows flow control engaging ("flow control: holding peer"); the test
+# fails if it never did.
+#
+# P4_TEST_BUILDDIR (make check sets it) locates the program and, unless
+# FI_PROVIDER_PATH is set, the plug-in. FLOOD_LOGDIR keeps the logs.
+set -u
+
+builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+prog=$builddir/test/hostile/flood
+[ -x "$prog" ] || { echo "SKIP: $prog not built"; exit 77; }
+if [ -z "${FI_PROVIDER_PATH:-}" ]; then
+	FI_PROVIDER_PATH=$builddir/.libs
+fi
+export FI_PROVIDER_PATH
+if [ "${FLOOD_FULL:-0}" = 1 ]; then
+	eager=${FLOOD_EAGER:-1000000} rdzv=${FLOOD_RDZV:-10000}
+	export FLOOD_SLEEP=${FLOOD_SLEEP:-10}
+	tmo=3000
+else
+	eager=${FLOOD_EAGER:-20000} rdzv=${FLOOD_RDZV:-200}
+	export FLOOD_SLEEP=${FLOOD_SLEEP:-1}
+	# a small pool, so the scaled-down flood still overflows it
+	export FI_PORTALS_OFLOW_BUF_COUNT=${FI_PORTALS_OFLOW_BUF_COUNT:-2}
+	export FI_PORTALS_OFLOW_BUF_SIZE=${FI_PORTALS_OFLOW_BUF_SIZE:-65536}
+	tmo=200
+fi
+
+dir=${FLOOD_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/flood.XXXXXX")}
+mkdir -p "$dir" || exit 2
+rpid= fpid= bpid= keep=1
+cleanup() {
+	for p in $rpid $fpid $bpid; do kill "$p" 2>/dev/null; done
+	[ -z "${FLOOD_LOGDIR:-}" ] && [ "$keep" = 0 ] && rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail() {
+	echo "FAIL: $*"
+	for f in "$dir"/*.log; do
+		echo "---- $f"
+		grep -v 'fi_getinfo\|flow control' "$f" | tail -n 30
+	done
+	exit 1
+}
+
+export FLOOD_RDZV=$rdzv
+args="-p portals -N $eager -T $tmo"
+FI_LOG_LEVEL=info FI_LOG_PROV=portals timeout $((tmo + 30)) "$prog" $args \
+	-n 2 -B 0 >"$dir/receiver.log" 2>&1 &
+rpid=$!
+port=
+for _ in $(seq 300); do
+	port=$(sed -n 's/^fx_oob_port \([0-9]*\).*/\1/p' "$dir/receiver.log")
+	[ -n "$port" ] && break
+	kill -0 "$rpid" 2>/dev/null || fail "receiver died at start"
+	sleep 0.1
+done
+[ -n "$port" ] || fail "receiver did not print its OOB port"
+FLOOD_ROLE=flood timeout $((tmo + 30)) "$prog" $args -P "$port" 127.0.0.1 \
+	>"$dir/flood.log" 2>&1 &
+fpid=$!
+FLOOD_ROLE=bystander timeout $((tmo + 30)) "$prog" $args -P "$port" \
+	127.0.0.1 >"$dir/bystander.log" 2>&1 &
+bpid=$!
+wait "$fpid"; frc=$?; fpid=
+wait "$bpid"; brc=$?; bpid=
+wait "$rpid"; rrc=$?; rpid=
+[ "$rrc" = 0 ] || fail "receiver failed ($rrc)"
+[ "$frc" = 0 ] || fail "flood sender failed ($frc)"
+[ "$brc" = 0 ] || fail "bystander failed ($brc)"
+grep -h '^flood_' "$dir/receiver.log" "$dir/flood.log" "$dir/bystander.log"
+episodes=$(grep -c 'flow control: holding peer' "$dir/receiver.log")
+echo "flood_fc $episodes flow-control episodes (receiver log)"
+[ "$episodes" -ge 1 ] || fail "flow control never engaged"
+keep=0
+echo "PASS"
+exit 0

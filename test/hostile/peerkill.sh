@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# peerkill.sh - a peer killed with SIGKILL during eager and rendezvous
+# transfers (docs/robustness.md): runs test/hostile/peerkill as survivor,
+# doomed and healthy client, kills the doomed one once the survivor has
+# posted everything, and checks that the survivor saw every affected send
+# complete (the rendezvous ones with errors) within the bound, served the
+# healthy client throughout, and closed cleanly; then restarts the
+# killed peer on its address and checks the survivor reaches it again
+# after removing and re-inserting it in its AV.
+#
+# P4_TEST_BUILDDIR (make check sets it) locates the program and, unless
+# FI_PROVIDER_PATH is set, the plug-in. PEERKILL_LOGDIR keeps the logs.
+set -u
+
+builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+prog=$builddir/test/hostile/peerkill
+[ -x "$prog" ] || { echo "SKIP: $prog not built"; exit 77; }
+if [ -z "${FI_PROVIDER_PATH:-}" ]; then
+	FI_PROVIDER_PATH=$builddir/.libs
+fi
+export FI_PROVIDER_PATH
+
+dir=${PEERKILL_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/peerkill.XXXXXX")}
+mkdir -p "$dir" || exit 2
+spid= dpid= hpid= rpid= keep=1
+cleanup() {
+	for p in $spid $dpid $hpid $rpid; do kill -9 "$p" 2>/dev/null; done
+	[ -z "${PEERKILL_LOGDIR:-}" ] && [ "$keep" = 0 ] && rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail() {
+	echo "FAIL: $*"
+	for f in "$dir"/*.log; do echo "---- $f"; tail -n 30 "$f"; done
+	exit 1
+}
+
+export PEERKILL_READY=$dir/ready PEERKILL_KILLED=$dir/killed
+export PEERKILL_PORT=$dir/port PEERKILL_REBORN=$dir/reborn
+# a short peer timeout bounds the case where the kill is not seen as a
+# reset (it is, on loopback); the survivor's bound is that plus slack
+export FI_PORTALS_PEER_TIMEOUT=${FI_PORTALS_PEER_TIMEOUT:-5000}
+export PEERKILL_BOUND_MS=$((FI_PORTALS_PEER_TIMEOUT + 10000))
+rm -f "$PEERKILL_READY" "$PEERKILL_KILLED" "$PEERKILL_PORT" "$PEERKILL_REBORN"
+
+timeout 240 "$prog" -p portals -n 2 -B 0 -T 200 >"$dir/survivor.log" 2>&1 &
+spid=$!
+port=
+for _ in $(seq 300); do
+	port=$(sed -n 's/^fx_oob_port \([0-9]*\).*/\1/p' "$dir/survivor.log")
+	[ -n "$port" ] && break
+	kill -0 "$spid" 2>/dev/null || fail "survivor died at start"
+	sleep 0.1
+done
+[ -n "$port" ] || fail "survivor did not print its OOB port"
+# not under timeout(1): $dpid must be the process itself, for SIGKILL
+PEERKILL_ROLE=doomed "$prog" -p portals -P "$port" -T 200 127.0.0.1 \
+	>"$dir/doomed.log" 2>&1 &
+dpid=$!
+PEERKILL_ROLE=healthy timeout 240 "$prog" -p portals -P "$port" -T 200 \
+	127.0.0.1 >"$dir/healthy.log" 2>&1 &
+hpid=$!
+for _ in $(seq 1200); do
+	[ -e "$PEERKILL_READY" ] && break
+	kill -0 "$spid" 2>/dev/null || fail "survivor died before the kill"
+	sleep 0.1
+done
+[ -e "$PEERKILL_READY" ] || fail "survivor never got ready"
+t_kill=$(date +%s%6N)
+kill -9 "$dpid"
+echo "$t_kill" >"$PEERKILL_KILLED.tmp" && mv "$PEERKILL_KILLED.tmp" "$PEERKILL_KILLED"
+wait "$dpid" 2>/dev/null; dpid=
+# the peer comes back on the same address: the survivor re-inserts it
+for _ in $(seq 600); do
+	[ -s "$PEERKILL_PORT" ] && break
+	kill -0 "$spid" 2>/dev/null || fail "survivor died before the restart"
+	sleep 0.1
+done
+read -r rip rport <"$PEERKILL_PORT" || fail "survivor did not say the port"
+PEERKILL_ROLE=reborn PEERKILL_IP=$rip FI_PORTALS_PORT_LOW=$rport \
+	FI_PORTALS_PORT_HIGH=$rport timeout 120 "$prog" -p portals -T 100 \
+	>"$dir/reborn.log" 2>&1 &
+rpid=$!
+wait "$rpid"; rrc=$?; rpid=
+[ "$rrc" = 0 ] || fail "restarted peer failed ($rrc)"
+wait "$hpid"; hrc=$?; hpid=
+wait "$spid"; src=$?; spid=
+[ "$src" = 0 ] || fail "survivor failed ($src)"
+[ "$hrc" = 0 ] || fail "healthy client failed ($hrc)"
+grep '^peerkill_' "$dir/survivor.log" "$dir/reborn.log"
+keep=0
+echo "PASS"
+exit 0

@@ -1,0 +1,34 @@
+#!/bin/sh
+# run.sh - the programs written against the Portals 4 reference API
+# (examples/portals4, test/native), each as separate processes talking
+# over TCP on 127.0.0.1, started by native/ptlrun. Run from the build tree
+# (make check does).
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+run="$srcdir/native/ptlrun"
+rc=0
+
+step() {
+	echo "== $*"
+	if ! "$@"; then
+		echo "FAILED: $*"
+		rc=1
+	fi
+}
+
+step test/native/ptl_names
+# the pkg-config file has every @variable@ substituted
+step test -s native/portals4.pc
+if grep -q '@' native/portals4.pc; then
+	echo "FAILED: native/portals4.pc not substituted"
+	rc=1
+fi
+step "$run" -n 2 -t 120 examples/portals4/ptl_pingpong 20
+step "$run" -n 4 -t 120 examples/portals4/ptl_barrier 16
+step "$run" -n 2 -t 120 test/native/ptl_atomics
+step "$run" -n 2 -t 120 test/native/ptl_trigchain
+step "$run" -n 2 -t 120 test/native/ptl_unexpected
+# the single-process conformance tests again, over TCP this time
+for t in test/unit/native/test_native_api test/unit/native/test_native_data; do
+	[ -x "$t" ] && step env PTL_TEST_TRANSPORT=tcp "$t"
+done
+exit $rc
