@@ -5,7 +5,9 @@
  *   p4f_info_template        capabilities, defaults and ceilings;
  *   p4f_info_from_template() its runtime copy (sizes from FI_PORTALS_*);
  *   p4f_check_info()         can an info (ours) satisfy the hints?
- *   p4f_alter_info()         narrow a returned info to what was asked.
+ *
+ * and, in p4f_attr_alter.c, p4f_alter_info(): narrow a returned info to
+ * what was asked. The capability sets and ceilings are in p4f_attr.h.
  *
  * The rules are those libfabric's built-in providers apply (fi_getinfo(3),
  * fi_domain(3), fi_endpoint(3), fi_mr(3)): a non-zero hint is a requirement
@@ -24,124 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p4f.h"
-
-/* ---- capabilities ------------------------------------------------------ */
-
-/*
- * Everything the provider can do today, in one place. It grows as the data
- * path lands: FI_MSG | FI_SEND | FI_RECV with messaging, FI_TAGGED |
- * FI_DIRECTED_RECV with tagged messaging, FI_RMA | FI_READ | FI_WRITE |
- * FI_REMOTE_READ | FI_REMOTE_WRITE with RMA, FI_ATOMIC with atomics,
- * FI_TRIGGER with triggered operations, FI_MULTI_RECV and FI_SOURCE when
- * they are implemented. Tx, rx and domain caps and the op flags below are
- * derived from it; nothing else changes when it grows.
- */
-#define P4F_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE | \
-				 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_TRIGGER | \
-				 P4F_CAPS_ONE_SIDED)
-/* p4f_rma.c, p4f_atomic.c, p4f_mr.c, p4f_sink_rma.c */
-#define P4F_CAPS_ONE_SIDED	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | \
-				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
-				 FI_RMA_EVENT | FI_FENCE)
-/*
- * Atomics are applied at the target one message at a time in the order
- * sent, and a fetch's old values are copied out before the next one is
- * applied, so every atomic ordering holds up to the largest atomic
- * (max_order_*_size = FI_PORTALS_EAGER_SIZE). RMA reads and writes make
- * no ordering claim: a large write is pulled by the target after later
- * messages may have been applied.
- */
-#define P4F_MSG_ORDER		(FI_ORDER_SAS | FI_ORDER_ATOMIC_RAR | \
-				 FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | \
-				 FI_ORDER_ATOMIC_WAW)
-
-/*
- * fi_getinfo(3) sorts capabilities into primary ones, primary modifiers
- * (restrict a primary capability to a direction) and secondary ones. A
- * provider enables only the primary capabilities asked for, and may report
- * secondary ones it has. Everything not listed here is secondary.
- */
-#define P4F_CAPS_PRIMARY	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
-				 FI_MULTICAST | FI_NAMED_RX_CTX | \
-				 FI_DIRECTED_RECV | FI_VARIABLE_MSG | \
-				 FI_HMEM | FI_COLLECTIVE)
-#define P4F_CAPS_MSG_DIR	(FI_SEND | FI_RECV)
-#define P4F_CAPS_RMA_DIR	(FI_READ | FI_WRITE | FI_REMOTE_READ | \
-				 FI_REMOTE_WRITE)
-#define P4F_CAPS_SELECTED	(P4F_CAPS_PRIMARY | P4F_CAPS_MSG_DIR | \
-				 P4F_CAPS_RMA_DIR)
-
-/* Which capabilities a transmit context, a receive context and a domain
- * carry (fi_endpoint(3) "caps", fi_domain(3) "caps"). */
-#define P4F_CAPS_TX		(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
-				 FI_MULTICAST | FI_NAMED_RX_CTX | FI_HMEM | \
-				 FI_COLLECTIVE | FI_SEND | FI_READ | \
-				 FI_WRITE | FI_TRIGGER | FI_FENCE | \
-				 FI_RMA_PMEM)
-#define P4F_CAPS_RX		(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | \
-				 FI_DIRECTED_RECV | FI_VARIABLE_MSG | \
-				 FI_HMEM | FI_COLLECTIVE | FI_RECV | \
-				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
-				 FI_MULTI_RECV | FI_TRIGGER | FI_RMA_PMEM | \
-				 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
-#define P4F_CAPS_DOMAIN		(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
-
-#define P4F_CAPS_DATA		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)
-
-/*
- * Default operation flags an application may ask for: the completion
- * levels DESIGN.md §3 defines, FI_INJECT once some operation can inject,
- * FI_MULTI_RECV with the capability.
- */
-#define P4F_TX_OP_FLAGS		(FI_COMPLETION | FI_INJECT_COMPLETE | \
-				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
-				 ((P4F_CAPS & P4F_CAPS_DATA) ? FI_INJECT : 0))
-#define P4F_RX_OP_FLAGS		(FI_COMPLETION | \
-				 ((P4F_CAPS & FI_MULTI_RECV) ? \
-				  FI_MULTI_RECV : 0))
-
-/* ---- limits ------------------------------------------------------------ */
-
-/*
- * Ceilings the template carries so that p4f_domain_open/p4f_ep_open accept
- * any info fi_getinfo returned; the entries themselves report the
- * FI_PORTALS_* values, which p4f_init.c bounds to these.
- */
-#define P4F_QUEUE_SIZE_MAX	((size_t)1 << 24)	/* TX_SIZE, RX_SIZE */
-#define P4F_INJECT_SIZE_MAX	((size_t)1 << 16)	/* INJECT_SIZE */
-
-/*
- * Object counts: nothing in the provider is a fixed table, so these are the
- * counts it is built and tested for. An endpoint holds a listening socket
- * and its connections, so endpoints are bounded by descriptors.
- */
-#define P4F_EP_CNT		1024
-#define P4F_CQ_CNT		1024
-#define P4F_CNTR_CNT		1024
-#define P4F_MR_CNT		65536
-
-/*
- * Tags: the man page (fi_endpoint(3) "mem_tag_format") counts the tag bits
- * from the highest set bit, and groups of equal bits are fields whose mask
- * bits must be all 0 or all 1. 0xFFFFFFFFFFFFFFFF would be 64 bits as ONE
- * field, so a receive could only ignore all of the tag or none of it; the
- * alternating pattern (libfabric's FI_TAG_GENERIC, not exported) is 64 bits
- * in 64 one-bit fields: every mask is valid, which is what Portals ignore
- * bits (and Open MPI's partial ignore masks) need. Consumers that count tag
- * bits (Open MPI, ofi_max_tag) see 64 either way.
- */
-#define P4F_TAG_FORMAT		0xAAAAAAAAAAAAAAAAULL
-
-/* mr_mode bits the provider can work with when the application supports
- * them (none is required); returned as the hints' mr_mode & these. */
-#define P4F_MR_MODE_USABLE	(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | \
-				 FI_MR_ALLOCATED)
-#define P4F_MR_MODE_LEGACY	(FI_MR_BASIC | FI_MR_SCALABLE)
-/* Bits that only matter to an endpoint that is an RMA target (fi_mr(3)). */
-#define P4F_MR_MODE_RMA_TARGET	(FI_MR_RAW | FI_MR_VIRT_ADDR | \
-				 FI_MR_PROV_KEY | FI_MR_RMA_EVENT)
+#include "p4f_attr.h"
 
 /* ---- the template ------------------------------------------------------ */
 
@@ -436,7 +321,7 @@ static bool p4f_caps_rma_target(uint64_t caps)
 /* ---- checks: memory registration --------------------------------------- */
 
 /* The mr_mode bits prov requires of an application using caps. */
-static int p4f_mr_mode_required(int prov_mode, uint64_t caps)
+int p4f_mr_mode_required(int prov_mode, uint64_t caps)
 {
 	int mode = prov_mode & ~P4F_MR_MODE_LEGACY;
 
@@ -447,14 +332,14 @@ static int p4f_mr_mode_required(int prov_mode, uint64_t caps)
 	return mode;
 }
 
-static int p4f_hints_mr_mode(const struct fi_info *hints)
+int p4f_hints_mr_mode(const struct fi_info *hints)
 {
 	return hints && hints->domain_attr ? hints->domain_attr->mr_mode :
 					     FI_MR_UNSPEC;
 }
 
 /* The application speaks the pre-1.5 mr_mode language (fi_mr(3)). */
-static bool p4f_mr_mode_is_legacy(uint32_t version, int user_mode)
+bool p4f_mr_mode_is_legacy(uint32_t version, int user_mode)
 {
 	return FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
 	       (user_mode & P4F_MR_MODE_LEGACY);
@@ -869,180 +754,4 @@ int p4f_check_info(uint32_t version, const struct fi_info *prov,
 	if (!ret && hints->rx_attr)
 		ret = p4f_check_rx_attr(prov, hints);
 	return ret;
-}
-
-/* ---- narrowing --------------------------------------------------------- */
-
-/*
- * The caps an entry reports when asked for some: the primary caps and
- * modifiers asked, the modifiers they imply (when none were asked, those
- * prov lists), and every secondary cap prov has.
- */
-static uint64_t p4f_caps_select(uint64_t asked, uint64_t prov)
-{
-	uint64_t caps = (asked & P4F_CAPS_SELECTED) |
-			(prov & ~P4F_CAPS_SELECTED);
-
-	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & P4F_CAPS_MSG_DIR))
-		caps |= prov & P4F_CAPS_MSG_DIR;
-	if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & P4F_CAPS_RMA_DIR))
-		caps |= prov & P4F_CAPS_RMA_DIR;
-	return caps;
-}
-
-/* A context's caps: the ones asked of it, else those of the (narrowed)
- * endpoint caps the context has, plus its secondary ones. */
-static uint64_t p4f_caps_ctx(uint64_t asked, uint64_t info_caps,
-			     uint64_t prov, uint64_t applies)
-{
-	asked &= applies;
-	if (asked)
-		return p4f_caps_select(asked, prov);
-	return (info_caps & prov & P4F_CAPS_SELECTED) |
-	       (prov & ~P4F_CAPS_SELECTED);
-}
-
-/* The mr_mode an entry reports (the provider's needs were checked). */
-static int p4f_mr_mode_select(uint32_t version, int prov_mode, int user_mode,
-			      uint64_t caps)
-{
-	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-		if (user_mode == FI_MR_BASIC || user_mode == FI_MR_SCALABLE)
-			return user_mode;
-		return (prov_mode & FI_MR_BASIC) ? FI_MR_BASIC :
-						   FI_MR_SCALABLE;
-	}
-	if (user_mode & P4F_MR_MODE_LEGACY)
-		return user_mode;
-	return p4f_mr_mode_required(prov_mode, caps) |
-	       (user_mode & P4F_MR_MODE_USABLE);
-}
-
-/* The key asked for is the one the objects will use (checked already). */
-static void p4f_alter_auth_key(uint8_t **key_p, size_t *size_p,
-			       const uint8_t *user, size_t user_size)
-{
-	uint8_t *key;
-
-	if (!user || user_size != P4F_AUTH_KEY_SIZE)
-		return;
-	key = malloc(user_size);
-	if (!key)
-		return;	/* the entry goes out keyless: the domain's key rules */
-	memcpy(key, user, user_size);
-	free(*key_p);
-	*key_p = key;
-	*size_p = user_size;
-}
-
-static void p4f_alter_domain_attr(uint32_t version, struct fi_info *info,
-				  const struct fi_info *hints)
-{
-	struct fi_domain_attr *attr = info->domain_attr;
-	const struct fi_domain_attr *user = hints ? hints->domain_attr : NULL;
-
-	attr->mr_mode = p4f_mr_mode_select(version, attr->mr_mode,
-					   p4f_hints_mr_mode(hints),
-					   info->caps);
-	/* no thread unless asked for: manual is cheaper when it is enough */
-	attr->data_progress = user && user->data_progress ?
-			      user->data_progress : FI_PROGRESS_MANUAL;
-	if (!user)
-		return;
-	if (user->caps & P4F_CAPS_DOMAIN)
-		attr->caps = p4f_caps_select(user->caps & P4F_CAPS_DOMAIN,
-					     attr->caps);
-	/* the level asked for when lower: the domain may skip its lock */
-	if (user->threading)
-		attr->threading = user->threading;
-	if (user->control_progress)
-		attr->control_progress = user->control_progress;
-	if (user->av_type)
-		attr->av_type = user->av_type;
-	/* resource_mgmt stays FI_RM_ENABLED: the provider always protects */
-	p4f_alter_auth_key(&attr->auth_key, &attr->auth_key_size,
-			   user->auth_key, user->auth_key_size);
-}
-
-static void p4f_alter_ep_attr(struct fi_info *info,
-			      const struct fi_ep_attr *user)
-{
-	struct fi_ep_attr *attr = info->ep_attr;
-
-	if (!user)
-		return;
-	p4f_alter_auth_key(&attr->auth_key, &attr->auth_key_size,
-			   user->auth_key, user->auth_key_size);
-	if (info->caps & (FI_RMA | FI_ATOMIC)) {
-		if (user->max_order_raw_size)
-			attr->max_order_raw_size = user->max_order_raw_size;
-		if (user->max_order_war_size)
-			attr->max_order_war_size = user->max_order_war_size;
-		if (user->max_order_waw_size)
-			attr->max_order_waw_size = user->max_order_waw_size;
-	}
-	if (user->tx_ctx_cnt)
-		attr->tx_ctx_cnt = user->tx_ctx_cnt;
-	if (user->rx_ctx_cnt)
-		attr->rx_ctx_cnt = user->rx_ctx_cnt;
-}
-
-/*
- * Default op_flags are the ones asked for, none otherwise: the template's
- * are what an application may ask, not defaults to impose (FI_COMPLETION
- * by default would defeat FI_SELECTIVE_COMPLETION).
- */
-static void p4f_alter_tx_attr(struct fi_info *info,
-			      const struct fi_tx_attr *user)
-{
-	struct fi_tx_attr *attr = info->tx_attr;
-
-	attr->caps = p4f_caps_ctx(user ? user->caps : 0, info->caps,
-				  attr->caps, P4F_CAPS_TX);
-	attr->op_flags = user ? user->op_flags : 0;
-	if (!user)
-		return;
-	if (user->inject_size)
-		attr->inject_size = user->inject_size;
-	if (user->size)
-		attr->size = user->size;
-	if (user->iov_limit)
-		attr->iov_limit = user->iov_limit;
-	if (user->rma_iov_limit)
-		attr->rma_iov_limit = user->rma_iov_limit;
-}
-
-static void p4f_alter_rx_attr(struct fi_info *info,
-			      const struct fi_rx_attr *user)
-{
-	struct fi_rx_attr *attr = info->rx_attr;
-
-	attr->caps = p4f_caps_ctx(user ? user->caps : 0, info->caps,
-				  attr->caps, P4F_CAPS_RX);
-	attr->op_flags = user ? user->op_flags : 0;
-	if (!user)
-		return;
-	if (user->size)
-		attr->size = user->size;
-	if (user->iov_limit)
-		attr->iov_limit = user->iov_limit;
-	/* total_buffered_recv stays what the overflow pool holds */
-}
-
-void p4f_alter_info(uint32_t version, struct fi_info *prov,
-		    const struct fi_info *hints)
-{
-	int prov_mr_mode = prov->domain_attr->mr_mode;
-
-	if (hints && hints->caps)
-		prov->caps = p4f_caps_select(hints->caps, prov->caps);
-	/* a pre-1.5 application learns about FI_MR_LOCAL from the mode bit */
-	if ((prov_mr_mode & FI_MR_LOCAL) &&
-	    p4f_mr_mode_is_legacy(version, p4f_hints_mr_mode(hints)))
-		prov->mode |= FI_LOCAL_MR;
-
-	p4f_alter_domain_attr(version, prov, hints);
-	p4f_alter_ep_attr(prov, hints ? hints->ep_attr : NULL);
-	p4f_alter_tx_attr(prov, hints ? hints->tx_attr : NULL);
-	p4f_alter_rx_attr(prov, hints ? hints->rx_attr : NULL);
 }
