@@ -117,8 +117,14 @@
  */
 #define P4F_TAG_FORMAT		0xAAAAAAAAAAAAAAAAULL
 
-/* mr_mode bits the provider can work with when the application supports
- * them (none is required); returned as the hints' mr_mode & these. */
+/*
+ * mr_mode bits the provider works with, none of which it requires. Like
+ * tcp;ofi_rxm and net it reports none of them (application keys, offset
+ * addressing): fabtests such as fi_multi_mr and fi_rdm_deferred_wq offer
+ * them in their hints yet address memory by offset with keys of their
+ * own. An application that wants them sets them on the info it passes to
+ * fi_domain, which honours them (p4f_domain.c, p4f_mr.c).
+ */
 #define P4F_MR_MODE_USABLE	(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | \
 				 FI_MR_ALLOCATED)
 #define P4F_MR_MODE_LEGACY	(FI_MR_BASIC | FI_MR_SCALABLE)

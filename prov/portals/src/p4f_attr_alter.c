@@ -56,8 +56,7 @@ static int p4f_mr_mode_select(uint32_t version, int prov_mode, int user_mode,
 	}
 	if (user_mode & P4F_MR_MODE_LEGACY)
 		return user_mode;
-	return p4f_mr_mode_required(prov_mode, caps) |
-	       (user_mode & P4F_MR_MODE_USABLE);
+	return p4f_mr_mode_required(prov_mode, caps);
 }
 
 /* The key asked for is the one the objects will use (checked already). */

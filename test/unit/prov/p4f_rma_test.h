@@ -24,7 +24,8 @@ static inline void rpair_open(struct pair *p, int mr_mode, uint64_t cq_flags)
 	hints->caps = RP_CAPS;
 	hints->addr_format = FI_SOCKADDR_IN;
 	hints->domain_attr->mr_mode = mr_mode;
-	test_env_open(&p->env, hints);
+	/* fi_getinfo asks for none of them: the application chooses */
+	test_env_open_mr(&p->env, hints, mr_mode);
 	cr_assert_eq(p->env.info->domain_attr->mr_mode & ~FI_MR_ALLOCATED,
 		     mr_mode & ~FI_MR_ALLOCATED, "mr_mode %#x",
 		     p->env.info->domain_attr->mr_mode);

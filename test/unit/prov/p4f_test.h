@@ -43,7 +43,10 @@ static inline struct fi_info *test_hints(void)
 }
 
 /* fi_getinfo + fi_fabric + fi_domain on the first entry. hints may be NULL. */
-static inline void test_env_open(struct test_env *env, struct fi_info *hints)
+/* As test_env_open, with mr_mode bits set on the info fi_domain gets (an
+ * application's choice among the modes its hints offered). */
+static inline void test_env_open_mr(struct test_env *env,
+				    struct fi_info *hints, int mr_mode)
 {
 	int ret;
 
@@ -53,10 +56,16 @@ static inline void test_env_open(struct test_env *env, struct fi_info *hints)
 	cr_assert_eq(ret, 0, "fi_getinfo: %s (is FI_PROVIDER_PATH set?)",
 		     fi_strerror(-ret));
 	cr_assert_str_eq(env->info->fabric_attr->prov_name, "portals");
+	env->info->domain_attr->mr_mode |= mr_mode;
 	ret = fi_fabric(env->info->fabric_attr, &env->fabric, NULL);
 	cr_assert_eq(ret, 0, "fi_fabric: %s", fi_strerror(-ret));
 	ret = fi_domain(env->fabric, env->info, &env->domain, NULL);
 	cr_assert_eq(ret, 0, "fi_domain: %s", fi_strerror(-ret));
+}
+
+static inline void test_env_open(struct test_env *env, struct fi_info *hints)
+{
+	test_env_open_mr(env, hints, 0);
 }
 
 static inline void test_env_close(struct test_env *env)
