@@ -172,24 +172,6 @@ void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface)
 
 /* ---- copying ----------------------------------------------------------- */
 
-/* Sum of iov lengths into *len_p; -FI_EINVAL on overflow or a NULL base. */
-int p4t_loop_iov_len(const struct iovec *iov, size_t iovcnt,
-		     size_t *len_p)
-{
-	size_t i, len = 0;
-
-	if (iovcnt && !iov)
-		return -FI_EINVAL;
-	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len > SIZE_MAX - len ||
-		    (iov[i].iov_len && !iov[i].iov_base))
-			return -FI_EINVAL;
-		len += iov[i].iov_len;
-	}
-	*len_p = len;
-	return 0;
-}
-
 /*
  * Copy len bytes from src, starting src_off bytes in, to dst, starting
  * dst_off bytes in. The caller checked that both hold them.
@@ -598,7 +580,7 @@ static int p4t_loop_msg_check(const void *hdr, size_t hdr_len,
 
 	if (!hdr || hdr_len < sizeof(struct p4w_hdr))
 		return -FI_EINVAL;
-	ret = p4t_loop_iov_len(iov, iovcnt, &payload);
+	ret = p4u_iov_len(iov, iovcnt, &payload);
 	if (ret)
 		return ret;
 	if (payload > P4W_MAX_MSG || hdr_len > P4W_MAX_MSG - payload)

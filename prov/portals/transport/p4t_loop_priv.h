@@ -35,6 +35,7 @@
 #include "p4t_loop.h"
 #include "p4_wire.h"
 #include "p4u_compiler.h"
+#include "p4u_iov.h"
 #include "p4u_list.h"
 #include "p4u_pool.h"
 
@@ -146,7 +147,6 @@ static inline struct p4t_loop_conn *p4t_loop_conn_of(struct p4t_conn *conn)
 void p4t_loop_lock_acquire(void);
 void p4t_loop_lock_release(void);
 void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface);
-int p4t_loop_iov_len(const struct iovec *iov, size_t iovcnt, size_t *len_p);
 void p4t_loop_iov_copy(const struct iovec *dst, uint64_t dst_off,
 		       const struct iovec *src, uint64_t src_off, size_t len);
 int p4t_loop_link_connect_locked(struct p4t_loop_conn *conn);

@@ -50,7 +50,7 @@ int p4t_loop_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	    (access & ~(unsigned)(P4T_ACCESS_READ | P4T_ACCESS_WRITE)) ||
 	    iovcnt > P4T_LOOP_MAX_IOV)
 		return -FI_EINVAL;
-	ret = p4t_loop_iov_len(iov, iovcnt, &len);
+	ret = p4u_iov_len(iov, iovcnt, &len);
 	if (ret)
 		return ret;
 	copy = calloc(iovcnt ? iovcnt : 1, sizeof(*copy));
@@ -180,7 +180,7 @@ static int p4t_loop_op_create(enum p4t_loop_op_kind kind,
 
 	if (!remote || iovcnt > P4T_LOOP_MAX_IOV)
 		return -FI_EINVAL;
-	ret = p4t_loop_iov_len(local, iovcnt, &local_len);
+	ret = p4u_iov_len(local, iovcnt, &local_len);
 	if (ret)
 		return ret;
 	if (local_len < len)

@@ -27,22 +27,6 @@
 
 /* ---- iovec helpers --------------------------------------------------------- */
 
-int p4t_tcp_iov_len(const struct iovec *iov, size_t iovcnt, size_t *len_p)
-{
-	size_t i, len = 0;
-
-	if (iovcnt && !iov)
-		return -FI_EINVAL;
-	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len > SIZE_MAX - len ||
-		    (iov[i].iov_len && !iov[i].iov_base))
-			return -FI_EINVAL;
-		len += iov[i].iov_len;
-	}
-	*len_p = len;
-	return 0;
-}
-
 /* Describe [off, off + len) of iov in at most max entries; returns count. */
 size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
 			 uint64_t off, size_t len, struct iovec *out,
@@ -462,7 +446,7 @@ static int p4t_tcp_msg_check(const void *hdr, size_t hdr_len,
 	if (!hdr || hdr_len < P4T_TCP_HDR_LEN ||
 	    iovcnt >= P4T_TCP_WRITEV_MAX)
 		return -FI_EINVAL;
-	ret = p4t_tcp_iov_len(iov, iovcnt, &payload);
+	ret = p4u_iov_len(iov, iovcnt, &payload);
 	if (ret)
 		return ret;
 	if (payload > P4T_TCP_MAX_MSG || hdr_len > P4T_TCP_MAX_MSG - payload)

@@ -49,6 +49,7 @@
 #include "p4t_tcp.h"
 #include "p4_wire.h"
 #include "p4u_compiler.h"
+#include "p4u_iov.h"
 #include "p4u_hash.h"
 #include "p4u_list.h"
 #include "p4u_log.h"
@@ -379,7 +380,6 @@ void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx);
 struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
 				  size_t len);
 void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
-int p4t_tcp_iov_len(const struct iovec *iov, size_t iovcnt, size_t *len_p);
 size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
 			 uint64_t off, size_t len, struct iovec *out,
 			 size_t max);

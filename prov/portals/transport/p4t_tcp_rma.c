@@ -330,7 +330,7 @@ int p4t_tcp_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	    (access & ~(unsigned)(P4T_ACCESS_READ | P4T_ACCESS_WRITE)) ||
 	    iovcnt > P4T_TCP_MAX_IOV)
 		return -FI_EINVAL;
-	ret = p4t_tcp_iov_len(iov, iovcnt, &len);
+	ret = p4u_iov_len(iov, iovcnt, &len);
 	if (ret)
 		return ret;
 	copy = calloc(iovcnt ? iovcnt : 1, sizeof(*copy));
@@ -670,7 +670,7 @@ static int p4t_tcp_rma_check(struct p4t_conn *conn, const struct iovec *local,
 
 	if (!conn || !remote || iovcnt > P4T_TCP_MAX_IOV)
 		return -FI_EINVAL;
-	ret = p4t_tcp_iov_len(local, iovcnt, &local_len);
+	ret = p4u_iov_len(local, iovcnt, &local_len);
 	if (ret)
 		return ret;
 	return local_len < len ? -FI_EINVAL : 0;
