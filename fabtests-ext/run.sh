@@ -16,7 +16,9 @@
 # it) locates the programs in $P4_TEST_BUILDDIR/fabtests-ext and, unless
 # FI_PROVIDER_PATH is set, the plug-in in $P4_TEST_BUILDDIR/.libs.
 # FX_PROV picks the provider (default portals), FX_BINDIR overrides where
-# the programs are, FX_LOGDIR where the logs go.
+# the programs are, FX_LOGDIR where the logs go. FX_WRAP runs every
+# process under a tool (e.g. valgrind; test/hostile/valgrind.sh), and
+# FX_CASES_FILE replaces the case table below with that file's.
 #
 # Every server listens on a port the kernel picks (-B 0) and prints it;
 # the clients are started once it has, so cases can run in parallel
@@ -49,8 +51,13 @@ selective       1  60  fx_selective
 resmgmt         1  60  fx_resmgmt
 resmgmt_sread   1  60  fx_resmgmt -c sread -W 64 -S 1048576
 rma             1  90  fx_rma
+access          1  60  fx_access
 trigger         1  60  fx_trigger
 '
+if [ -n "${FX_CASES_FILE:-}" ]; then
+	FX_CASES=$(cat "$FX_CASES_FILE") || exit 2
+fi
+wrap=${FX_WRAP:-}
 
 jobs_max=2
 keep=0
@@ -115,7 +122,8 @@ run_case() {
 		echo "FAIL 0.0" > "$base.res"
 		return
 	fi
-	timeout -k 5 "$kill_after" "$bin" -p "$prov" -s 127.0.0.1 -B 0 \
+	# shellcheck disable=SC2086 # $wrap is a command line
+	timeout -k 5 "$kill_after" $wrap "$bin" -p "$prov" -s 127.0.0.1 -B 0 \
 		-n "$ncl" -T "$secs" "$@" > "$base.server.log" 2>&1 &
 	spid=$!
 	# wait for the server's OOB port (it prints it once listening)
@@ -129,7 +137,8 @@ run_case() {
 	pids=""
 	if [ -n "$port" ]; then
 		for i in $(seq "$ncl"); do
-			timeout -k 5 "$kill_after" "$bin" -p "$prov" \
+			# shellcheck disable=SC2086
+			timeout -k 5 "$kill_after" $wrap "$bin" -p "$prov" \
 				-s 127.0.0.1 -P "$port" -T "$secs" "$@" \
 				127.0.0.1 > "$base.client$i.log" 2>&1 &
 			pids="$pids $!"

@@ -72,6 +72,8 @@ enum p4w_type {
 
 /* hdr.flags */
 #define P4W_F_ACK_SEQ	0x0001	/* hdr.ack_seq is valid */
+#define P4W_F_ACK_NOW	0x0002	/* the initiator waits for this request's
+				 * acceptance: acknowledge it without delay */
 
 struct p4w_hdr {
 	uint8_t version;
@@ -136,8 +138,15 @@ struct p4w_resp {
 /* Flow control body (NACK, RESUME). */
 struct p4w_fc {
 	uint32_t seq;
-	uint32_t reserved;
+	uint32_t flags;		/* P4W_FC_* (NACK only) */
 };
+
+/*
+ * NACK flag: the target has room for headers but not for this payload:
+ * resend from seq at once (no RESUME follows), eager puts to the same
+ * portal as rendezvous puts, which leave only their header there.
+ */
+#define P4W_FC_AS_RDZV	0x0001
 
 /* ---- transport messages ------------------------------------------------ */
 

@@ -145,6 +145,13 @@ int p4e_dom_create(const struct p4e_dom_attr *attr, struct p4e_dom **dom_p);
 int p4e_dom_destroy(struct p4e_dom *dom);
 /* Progress every NI of the domain; returns the work done (>= 0). */
 int p4e_dom_progress(struct p4e_dom *dom, int budget);
+/*
+ * [ext] Send every acknowledgement held back (ack_delay_ns) now: for a
+ * caller about to sleep, after which no progress would send them.
+ */
+void p4e_dom_ack_all(struct p4e_dom *dom);
+/* [ext] Does the domain hold acknowledgements back (see ack_delay_ns)? */
+bool p4e_dom_ack_held(struct p4e_dom *dom);
 
 /* ---- counting events and triggered operations -------------------------- */
 
@@ -202,6 +209,9 @@ enum p4e_sr_index {
 	P4E_SR_OPERATION_VIOLATIONS,
 	P4E_SR_MALFORMED,		/* [ext] messages rejected as malformed */
 	P4E_SR_FLOWCTRL,		/* [ext] flow-control episodes */
+	P4E_SR_FC_AS_RDZV,		/* [ext] eager puts sent back to come
+					 * again as rendezvous (target) */
+	P4E_SR_RESENT_AS_RDZV,		/* [ext] ours resent so (initiator) */
 	P4E_SR_LAST,
 };
 
@@ -219,8 +229,11 @@ struct p4e_ni_attr {
 	uint64_t peer_timeout_ms;
 	/*
 	 * [ext] How long a target may keep acceptance to itself hoping to
-	 * piggyback it on a message going back (0: a SEQ_ACK at the end of
-	 * every progress call that accepted something).
+	 * piggyback it on a message going back, for requests whose initiator
+	 * does not wait for it (copied payloads: acceptance only frees the
+	 * initiator's copy). Requests it waits for (P4W_F_ACK_NOW), every
+	 * 16th request and p4e_dom_ack_all() are acknowledged at the end of
+	 * the progress call. 0: everything is.
 	 */
 	uint64_t ack_delay_ns;
 };
@@ -361,6 +374,17 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  * (libfabric counts remote access errors on the MR's counter).
  */
 #define P4E_ME_EVENT_FAIL		0x800000
+/*
+ * [ext] An overflow entry of last resort that keeps headers only: it takes
+ * a put only when no other overflow entry does. A rendezvous or empty put
+ * leaves its header (an unexpected header, no data); an eager put with
+ * data, on a P4E_PT_FC_RESEND portal, makes its initiator resend it (and
+ * what follows it to that portal) as rendezvous. Receivers that wait for
+ * a message queued behind a flood their overflow buffers cannot hold
+ * thereby still get it, as long as unexpected headers are left.
+ * Overflow list only; length 0.
+ */
+#define P4E_ME_HDR_ONLY			0x1000000
 
 struct p4e_me_desc {
 	void *start;		/* or struct iovec * with P4E_ME_IOVEC */

@@ -69,6 +69,12 @@ static inline uint32_t p4u_pool_in_use(const struct p4u_pool *pool)
 	return pool->in_use;
 }
 
+/* max_objs in use: the next alloc fails (it may fail earlier: memory) */
+static inline bool p4u_pool_full(const struct p4u_pool *pool)
+{
+	return pool->in_use >= pool->max_objs;
+}
+
 static inline uint32_t p4u_handle_index(uint64_t handle)
 {
 	return (uint32_t)handle;

@@ -2,9 +2,10 @@
  * mpi_flood.c - rank 0 is flooded with unexpected messages from every
  * other rank before it posts receives for them. The provider must absorb
  * the flood in its bounded overflow buffers (eager data) and unexpected
- * headers (rendezvous messages leave only their header), hold senders
- * back with flow control when the buffers run out, and lose, duplicate or
- * reorder nothing (DESIGN.md §6).
+ * headers (rendezvous messages leave only their header), have what the
+ * buffers cannot hold sent again as rendezvous, hold senders back with
+ * flow control when headers run out, and lose, duplicate or reorder
+ * nothing (DESIGN.md §6).
  *
  * Rounds 0 and 1 - within the overflow pool, deterministic: 20 000 small
  * messages (12-64 B) in all, with rendezvous ones (64 KiB, 1 MiB) mixed
@@ -16,21 +17,19 @@
  *  round 1: with MPI_ANY_SOURCE and MPI_ANY_TAG, checking per-source
  *           order from the sequence number carried in each message.
  * Round 2 - beyond the pool: each sender sends 300 eager messages of
- * 16 000 B (4.8 MB, more than the default 16 x 256 KiB overflow pool), so
- * flow control holds it back; rank 0 spins for a moment first (without
- * calling MPI, only to make the flood arrive before the receives - no
- * check depends on it) and then receives everything with wildcards.
- * Rank 0 does not wait for "done" here: a "done" sent after more than the
- * pool holds can only arrive once rank 0 has drained the held messages,
- * which it does not while it waits for "done" (see -D).
+ * 16 000 B (4.8 MB, more than the default 16 x 256 KiB overflow pool);
+ * rank 0 spins for a moment first (without calling MPI, only to make the
+ * flood arrive before the receives - no check depends on it) and then
+ * receives everything with wildcards.
+ * Round 3 - beyond the pool with round 0's handshake: rank 0 first waits
+ * for each sender's "done", which comes after more than its overflow
+ * buffers can hold. The provider must still deliver it: messages it has
+ * no room for come again as rendezvous and leave only their header
+ * (a provider whose flow control just held the sender would hang here;
+ * the watchdog reports that).
  *
  * Each message carries (round, source, sequence) in its first 12 bytes
  * and a pattern after; count, status and data are checked for every one.
- *
- * Options: -D  also run round 3: round 2's flood with round 0's "done"
- *              handshake. It hangs with a provider whose flow control
- *              holds the "done" behind the messages it cannot buffer
- *              (the watchdog then reports it); not run by run.sh.
  */
 #include "mpi_common.h"
 
@@ -203,26 +202,21 @@ static void fl_recv_any(char *buf, int round, int wait_done)
 
 int main(int argc, char **argv)
 {
-	int rounds = 3, i;
+	int rounds = 4, i;
 
 	mt_init(&argc, &argv, "mpi_flood", 90);
 	mt_need_ranks(2);
 	if (mt_nranks > 64)
 		MT_FAIL("at most 64 ranks");
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-D"))
-			rounds = 4;
-		else
-			MT_FAIL("usage: mpi_flood [-D]");
-	}
+	if (argc > 1)
+		MT_FAIL("usage: mpi_flood");
 	if (mt_rank == 0) {
 		char *buf = mt_malloc(FL_MAX);
 
 		fl_recv_specific(buf);
 		fl_recv_any(buf, 1, 1);
 		fl_recv_any(buf, 2, 0);
-		if (rounds > 3)
-			fl_recv_any(buf, 3, 1);
+		fl_recv_any(buf, 3, 1);
 		free(buf);
 	} else {
 		for (i = 0; i < rounds; i++)

@@ -13,29 +13,24 @@
 # P4_TEST_BUILDDIR (make check sets it) locates the program.
 set -u
 
-skip() { echo "SKIP: $*"; exit 77; }
+# shellcheck source=netns_lib.sh
+. "$(dirname "$0")/netns_lib.sh"
 
 builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 prog=$builddir/test/hostile/peerkill
-[ -x "$prog" ] || skip "$prog not built"
-[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || skip "no ip(8)"
+[ -x "$prog" ] || netns_skip "$prog not built"
+netns_require
 if [ -z "${FI_PROVIDER_PATH:-}" ]; then
 	FI_PROVIDER_PATH=$builddir/.libs
 fi
 export FI_PROVIDER_PATH
 
-ns_a=p4h_a_$$
-ns_b=p4h_b_$$
-veth_a=p4ha$$
-veth_b=p4hb$$
 dir=${NETCUT_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/netcut.XXXXXX")}
 mkdir -p "$dir" || exit 2
 spid= dpid= hpid= keep=1
 cleanup() {
 	for p in $spid $dpid $hpid; do kill -9 "$p" 2>/dev/null; done
-	ip netns del "$ns_a" 2>/dev/null
-	ip netns del "$ns_b" 2>/dev/null
+	netns_down
 	[ -z "${NETCUT_LOGDIR:-}" ] && [ "$keep" = 0 ] && rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -46,18 +41,7 @@ fail() {
 	exit 1
 }
 
-ip netns add "$ns_a" 2>/dev/null || skip "cannot create network namespaces"
-ip netns add "$ns_b" || exit 1
-ip link add "$veth_a" type veth peer name "$veth_b" || skip "no veth"
-ip link set "$veth_a" netns "$ns_a" || exit 1
-ip link set "$veth_b" netns "$ns_b" || exit 1
-ip -n "$ns_a" addr add 10.78.0.1/24 dev "$veth_a" || exit 1
-ip -n "$ns_b" addr add 10.78.0.2/24 dev "$veth_b" || exit 1
-for ns in "$ns_a" "$ns_b"; do
-	ip -n "$ns" link set lo up || exit 1
-done
-ip -n "$ns_a" link set "$veth_a" up || exit 1
-ip -n "$ns_b" link set "$veth_b" up || exit 1
+netns_up p4h 10.78.0
 
 export PEERKILL_READY=$dir/ready PEERKILL_KILLED=$dir/cut
 export FI_PORTALS_PEER_TIMEOUT=${FI_PORTALS_PEER_TIMEOUT:-3000}

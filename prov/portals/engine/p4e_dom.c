@@ -91,6 +91,24 @@ int p4e_dom_progress(struct p4e_dom *dom, int budget)
 	return done;
 }
 
+bool p4e_dom_ack_held(struct p4e_dom *dom)
+{
+	struct p4e_ni *ni;
+
+	p4u_list_foreach_entry(&dom->nis, ni, struct p4e_ni, dom_link)
+		if (!p4u_list_empty(&ni->ack_pending))
+			return true;
+	return false;
+}
+
+void p4e_dom_ack_all(struct p4e_dom *dom)
+{
+	struct p4e_ni *ni;
+
+	p4u_list_foreach_entry(&dom->nis, ni, struct p4e_ni, dom_link)
+		p4e_fc_ack_all(ni);
+}
+
 /* ---- peers ------------------------------------------------------------- */
 
 static uint64_t p4e_peer_hash_addr(const void *addr, size_t len)

@@ -17,6 +17,12 @@
  * consumed, the PT re-enabled), the target sends RESUME and P resends from
  * there, in order. Only P waits; other initiators are not stalled.
  *
+ * When the PT is short of payload room but can still keep headers (its
+ * P4E_ME_HDR_ONLY entry took the message), the NACK says AS_RDZV instead:
+ * P resends at once, its eager puts to that PT as rendezvous, and the
+ * target keeps their headers until receives match them and pull the data.
+ * A receiver waiting for a message behind a flood thus gets it.
+ *
  * Control messages may meet a full link (-FI_EAGAIN) too: a SEQ_ACK or
  * RESUME that was not sent stays owed and is retried from progress, and
  * a RESUME alone rewinds P as its NACK would have, so a NACK that did not
@@ -29,11 +35,16 @@
 #include "p4e_priv.h"
 #include "p4u_time.h"
 
+/* A held-back acknowledgement goes at the latest after this many
+ * requests: the initiator keeps each one's copy until then. */
+#define P4E_ACK_EVERY	16
+
 void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr)
 {
 	hdr->flags |= P4W_F_ACK_SEQ;
 	hdr->ack_seq = np->rx_expect;
 	np->rx_told = np->rx_expect;
+	np->ack_now = false;
 	p4u_list_remove(&np->ack_link);
 }
 
@@ -106,14 +117,15 @@ void p4e_fc_unblock(struct p4e_npeer *np)
 	np->rx_blocked = false;
 }
 
-int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
+static int p4e_fc_send(struct p4e_npeer *np, uint8_t type, uint32_t seq,
+		       uint32_t flags)
 {
 	uint8_t buf[sizeof(struct p4w_hdr) + sizeof(struct p4w_fc)];
 	struct p4w_hdr hdr = {
 		.version = P4W_VERSION,
 		.type = type,
 	};
-	struct p4w_fc fc = { .seq = seq };
+	struct p4w_fc fc = { .seq = seq, .flags = flags };
 	size_t len = sizeof(hdr);
 	int ret;
 
@@ -133,8 +145,14 @@ int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
 	if (ret < 0)
 		return ret;
 	np->rx_told = hdr.ack_seq;
+	np->ack_now = false;
 	p4u_list_remove(&np->ack_link);
 	return 0;
+}
+
+int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
+{
+	return p4e_fc_send(np, type, seq, 0);
 }
 
 /* ---- target side ------------------------------------------------------ */
@@ -159,6 +177,32 @@ void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt)
 	p4u_info(P4U_LOG_ENGINE, "flow control: holding peer %u from seq %u",
 		 np->id, np->rx_expect);
 	p4e_fc_send_ctrl(np, P4W_NACK, np->rx_expect);
+}
+
+void p4e_fc_nack_rdzv(struct p4e_npeer *np)
+{
+	/*
+	 * Not held: what P sent after this message is dropped as stale (its
+	 * seq is not rx_expect) and comes again right behind it. A NACK that
+	 * meets a full link is queued (p4e_npeer_send_msg), never lost.
+	 */
+	p4u_dbg(P4U_LOG_ENGINE, "flow control: peer %u to resend from seq %u "
+		"as rendezvous", np->id, np->rx_expect);
+	p4e_fc_send(np, P4W_NACK, np->rx_expect, P4W_FC_AS_RDZV);
+}
+
+/*
+ * Headers come back one receive at a time. A held initiator resumed for
+ * each would resend its whole backlog to get one message in, and be held
+ * again: wait till a sixteenth of the budget is free (with other
+ * resources short, a header is not what it waits for anyway).
+ */
+void p4e_fc_uh_freed(struct p4e_ni *ni, struct p4e_pt *pt)
+{
+	uint32_t max = ni->uhs.max_objs;
+
+	if (max - p4u_pool_in_use(&ni->uhs) >= P4U_MAX(max / 16, 1u))
+		p4e_fc_pt_freed(ni, pt);
 }
 
 void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt)
@@ -213,9 +257,31 @@ void p4e_fc_progress(struct p4e_ni *ni)
 			p4u_list_remove(&np->ack_link);
 			continue;
 		}
-		if (ni->ack_delay_ns && now - np->ack_since_ns < ni->ack_delay_ns)
+		/* held back: nobody waits, few, and not for long */
+		if (ni->ack_delay_ns && !np->ack_now &&
+		    np->rx_expect - np->rx_told < P4E_ACK_EVERY &&
+		    now - np->ack_since_ns < ni->ack_delay_ns)
 			continue;
 		p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
+	}
+}
+
+void p4e_fc_ack_now(struct p4e_npeer *np)
+{
+	if (p4u_list_node_linked(&np->ack_link))
+		np->ack_now = true;
+}
+
+void p4e_fc_ack_all(struct p4e_ni *ni)
+{
+	struct p4e_npeer *np, *tmp;
+
+	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
+				    struct p4e_npeer, ack_link) {
+		if (np->rx_told == np->rx_expect)
+			p4u_list_remove(&np->ack_link);
+		else
+			p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
 	}
 }
 
@@ -260,6 +326,30 @@ void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq)
 	p4e_fc_rewind(np, seq);
 	np->tx_held = true;
 	p4u_list_remove(&np->flush_link);
+}
+
+void p4e_fc_nacked_rdzv(struct p4e_npeer *np, uint32_t seq)
+{
+	struct p4e_op *op;
+	uint32_t pt_index;
+
+	p4e_fc_rewind(np, seq);
+	op = p4u_list_first_entry(&np->tx_queue, struct p4e_op, link);
+	if (!op || op->seq != seq)
+		return;		/* nothing of ours at seq: a confused peer */
+	/*
+	 * The portal is short of payload room, not of headers: every eager
+	 * put to it still unaccepted goes again as rendezvous (converted
+	 * when sent: p4e_ini_xmit). Puts posted later try eager first.
+	 */
+	pt_index = op->pt_index;
+	p4u_list_foreach_entry(&np->tx_queue, op, struct p4e_op, link) {
+		if (op->type == P4W_PUT && op->proto == P4W_PROTO_EAGER &&
+		    op->length && op->pt_index == pt_index)
+			op->flags |= P4E_OPF_TO_RDZV;
+	}
+	np->tx_held = false;
+	p4e_ini_flush(np);
 }
 
 void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq)

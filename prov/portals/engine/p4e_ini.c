@@ -206,6 +206,59 @@ void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)
 
 /* ---- sending ------------------------------------------------------------ */
 
+/*
+ * The target kept no room for this eager put's payload (p4e_fc_nacked_rdzv):
+ * expose what we kept for a resend, the bounce copy or the caller's
+ * buffer, and send it as rendezvous. It then ends like one, with the
+ * target's ACK after its pull.
+ */
+static int p4e_ini_to_rdzv(struct p4e_op *op)
+{
+	struct iovec iov[P4E_IOV_MAX];
+	size_t cnt = 1;
+	int ret;
+
+	if (op->flags & P4E_OPF_COPIED) {
+		iov[0].iov_base = op->bounce;
+		iov[0].iov_len = op->length;
+	} else {
+		void *start;
+		uint32_t iovcnt;
+		uint64_t off;
+
+		p4e_op_region(op, &start, &iovcnt, &off);
+		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
+				     P4E_IOV_MAX);
+	}
+	ret = p4t_mem_expose(op->ni->iface, op->peer->conn, iov, cnt,
+			     P4T_ACCESS_READ, &op->cookie, &op->mem);
+	if (ret)
+		return ret;
+	op->proto = op->req.proto = P4W_PROTO_RDZV;
+	op->flags = (op->flags & ~P4E_OPF_TO_RDZV) | P4E_OPF_WANT_RESP;
+	op->ni->sr[P4E_SR_RESENT_AS_RDZV]++;
+	return 0;
+}
+
+/*
+ * Does the caller wait for this request's acceptance? Then the target
+ * must not hold its acknowledgement back (P4W_F_ACK_NOW): a SEND that
+ * comes with it (the caller's buffer is held), an ACCEPT ack. A request
+ * that gets a response is acknowledged by it; a copied one only frees our
+ * copy, unless copies and operations run short.
+ */
+static bool p4e_ini_ack_now(const struct p4e_op *op)
+{
+	struct p4e_ni *ni = op->ni;
+
+	if (p4u_pool_in_use(&ni->ops) * 2 > ni->ops.max_objs ||
+	    p4u_pool_in_use(&ni->bounces) * 2 > ni->bounces.max_objs)
+		return true;
+	if (op->proto == P4W_PROTO_RDZV || (op->flags & P4E_OPF_WANT_RESP))
+		return false;
+	return !(op->flags & P4E_OPF_COPIED) || op->ack_req == P4E_ACK_ACCEPT;
+}
+
 static int p4e_ini_xmit(struct p4e_op *op)
 {
 	struct p4e_npeer *np = op->peer;
@@ -224,6 +277,11 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	ret = p4e_npeer_connect(np);
 	if (ret)
 		return ret;
+	if (op->flags & P4E_OPF_TO_RDZV) {
+		ret = p4e_ini_to_rdzv(op);
+		if (ret)
+			return ret;
+	}
 	if (op->proto == P4W_PROTO_RDZV) {
 		p4w_cookie_pack(buf + len, &op->cookie);
 		len += sizeof(struct p4w_cookie);
@@ -250,6 +308,8 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		}
 	}
 	hdr.length = (uint32_t)(len + payload);
+	if (p4e_ini_ack_now(op))
+		hdr.flags |= P4W_F_ACK_NOW;
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_req_pack(buf + sizeof(hdr), &op->req);

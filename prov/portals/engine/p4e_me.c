@@ -23,7 +23,7 @@
 	P4E_ME_EVENT_CT_BYTES | P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH | P4E_ME_IOVEC | \
 	P4E_ME_UH_COPY | P4E_ME_VIRT_ADDR | P4E_ME_RDZV_HDR_ONLY | \
-	P4E_ME_BOUNDS_FAIL | P4E_ME_EVENT_FAIL)
+	P4E_ME_BOUNDS_FAIL | P4E_ME_EVENT_FAIL | P4E_ME_HDR_ONLY)
 /* Options only a matching entry has (Portals LEs lack them). */
 #define P4E_ME_ONLY_OPTIONS (P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH)
@@ -174,8 +174,8 @@ void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
 	if (uh->oflow_me)
 		p4e_me_uh_released(uh->oflow_me);
 	p4u_pool_free(&ni->uhs, uh);
-	/* a header and maybe overflow space came back */
-	p4e_fc_pt_freed(ni, pt);
+	/* a header came back (overflow space comes back by an append) */
+	p4e_fc_uh_freed(ni, pt);
 }
 
 /* ---- placement ----------------------------------------------------------- */
@@ -540,6 +540,12 @@ static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 	if ((pt->options & P4E_PT_ONLY_USE_ONCE) && !(opt & P4E_ME_USE_ONCE))
 		return -FI_EINVAL;
 	if ((pt->options & P4E_PT_ONLY_TRUNCATE) && (opt & P4E_ME_NO_TRUNCATE))
+		return -FI_EINVAL;
+	/* a header keeper holds no data and never fills up */
+	if ((opt & P4E_ME_HDR_ONLY) &&
+	    (list != P4E_OVERFLOW_LIST || desc->length ||
+	     (opt & (P4E_ME_MANAGE_LOCAL | P4E_ME_USE_ONCE |
+		     P4E_ME_UNEXPECTED_HDR_DISABLE))))
 		return -FI_EINVAL;
 	if ((list == P4E_PRIORITY_LIST ? pt->prio.count : pt->oflow.count) >=
 	    ni->limits.max_list_size)

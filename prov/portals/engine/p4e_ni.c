@@ -5,6 +5,8 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
+
 #include <stdlib.h>
 
 #include "p4e_priv.h"
@@ -245,6 +247,8 @@ static int p4e_ni_up_recv(void *ctx, struct p4t_conn *conn, const void *msg,
 	case P4W_FETCH:
 	case P4W_SWAP:
 		ret = p4e_tgt_request(ni, np, &hdr, msg);
+		if (hdr.flags & P4W_F_ACK_NOW)
+			p4e_fc_ack_now(np);
 		break;
 	case P4W_ACK:
 	case P4W_REPLY:
@@ -259,7 +263,11 @@ static int p4e_ni_up_recv(void *ctx, struct p4t_conn *conn, const void *msg,
 				    len - sizeof(hdr), &fc);
 		if (ret)
 			break;
-		if (hdr.type == P4W_NACK)
+		if (hdr.type == P4W_RESUME && fc.flags)
+			ret = -FI_EBADMSG;
+		else if (fc.flags & P4W_FC_AS_RDZV)
+			p4e_fc_nacked_rdzv(np, fc.seq);
+		else if (hdr.type == P4W_NACK)
 			p4e_fc_nacked(np, fc.seq);
 		else
 			p4e_fc_resume_req(np, fc.seq);
@@ -466,6 +474,13 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 
 	if (!ni)
 		return -FI_EINVAL;
+	if (ni->sr[P4E_SR_FLOWCTRL] || ni->sr[P4E_SR_FC_AS_RDZV] ||
+	    ni->sr[P4E_SR_RESENT_AS_RDZV])
+		p4u_info(P4U_LOG_ENGINE, "flow control: held senders %" PRId64
+			 " times, had them resend as rendezvous %" PRId64
+			 " times; resent %" PRId64 " messages of ours so",
+			 ni->sr[P4E_SR_FLOWCTRL], ni->sr[P4E_SR_FC_AS_RDZV],
+			 ni->sr[P4E_SR_RESENT_AS_RDZV]);
 	/* upcalls made while the transport tears down are ignored */
 	ni->closing = true;
 	p4e_trig_drop_ni(ni->dom, ni);

@@ -232,6 +232,7 @@ struct p4e_npeer {
 	struct p4u_list block_link;	/* in pt->blocked */
 	struct p4u_list ack_link;	/* in ni->ack_pending */
 	uint64_t ack_since_ns;
+	bool ack_now;			/* the peer waits for an acceptance */
 	/* responses and control messages the transport could not take yet,
 	 * in order; requests wait behind them (an ACK must never be passed
 	 * by a later cumulative ack) */
@@ -254,6 +255,7 @@ struct p4e_defer {
 #define P4E_OPF_SEND_DONE	0x0020	/* SEND event delivered */
 #define P4E_OPF_ACK_DONE	0x0040	/* ACK event (or none) delivered */
 #define P4E_OPF_FAILED		0x0080
+#define P4E_OPF_TO_RDZV		0x0100	/* resend this eager put as rdzv */
 
 struct p4e_op {
 	struct p4u_list link;		/* npeer->tx_queue / tx_sent */
@@ -464,9 +466,14 @@ void p4e_fc_accepted(struct p4e_npeer *np);	/* rx_expect++ , ack due */
 void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq);
 void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt);
 void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq);
+void p4e_fc_nack_rdzv(struct p4e_npeer *np);	/* resend as rendezvous */
+void p4e_fc_nacked_rdzv(struct p4e_npeer *np, uint32_t seq);
 void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq);
 void p4e_fc_progress(struct p4e_ni *ni);	/* resumes, SEQ_ACKs */
+void p4e_fc_ack_all(struct p4e_ni *ni);		/* every SEQ_ACK held back */
+void p4e_fc_ack_now(struct p4e_npeer *np);	/* P4W_F_ACK_NOW came */
 void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt);
+void p4e_fc_uh_freed(struct p4e_ni *ni, struct p4e_pt *pt);
 /* Fill hdr's ack fields for a message to np. */
 void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr);
 int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq);

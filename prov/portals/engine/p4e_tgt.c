@@ -350,7 +350,8 @@ static int p4e_tgt_put(struct p4e_tgt_msg *m, struct p4e_me *me,
 	struct p4e_event ev;
 
 	if (req->proto == P4W_PROTO_RDZV) {
-		if (uh && (me->options & P4E_ME_RDZV_HDR_ONLY)) {
+		if (uh && (me->options &
+			   (P4E_ME_RDZV_HDR_ONLY | P4E_ME_HDR_ONLY))) {
 			/* unexpected and large: keep only the header */
 			p4e_fc_accepted(m->np);
 			p4e_tgt_uh_fill(m, uh, NULL, 0, 0);
@@ -585,10 +586,36 @@ static int p4e_tgt_deliver(struct p4e_tgt_msg *m, struct p4e_me *me,
 
 /* ---- matching --------------------------------------------------------- */
 
+/*
+ * Only the header keeper (P4E_ME_HDR_ONLY) takes this message. A
+ * rendezvous or empty put may leave its header there (true: go on with
+ * that entry). An eager put with data goes back to its initiator to come
+ * again as rendezvous, while a header can still be kept for it; anything
+ * else is what the overflow list cannot hold (flow control).
+ */
+static bool p4e_tgt_last_resort(struct p4e_tgt_msg *m, int *ret_p)
+{
+	const struct p4w_req *req = &m->parts.req;
+
+	*ret_p = 0;
+	if (m->hdr->type == P4W_PUT &&
+	    (req->proto == P4W_PROTO_RDZV || !req->rlength))
+		return true;
+	if (m->hdr->type != P4W_PUT || !(m->pt->options & P4E_PT_FC_RESEND) ||
+	    p4u_pool_full(&m->ni->uhs)) {
+		*ret_p = p4e_tgt_flowctrl(m);
+		return false;
+	}
+	m->ni->sr[P4E_SR_FC_AS_RDZV]++;
+	p4e_fc_nack_rdzv(m->np);
+	return false;
+}
+
 struct p4e_tgt_accept {
 	uint64_t remote_offset;
 	uint64_t rlength;
 	bool rdzv;
+	struct p4e_mentry *last_resort;	/* a P4E_ME_HDR_ONLY entry seen */
 };
 
 static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
@@ -597,6 +624,12 @@ static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
 	struct p4e_tgt_accept *a = ctx;
 	uint64_t offset, mlength;
 
+	/* taken only when nothing else takes it: remember, look further */
+	if (me->options & P4E_ME_HDR_ONLY) {
+		if (!a->last_resort || e->seq < a->last_resort->seq)
+			a->last_resort = e;
+		return false;
+	}
 	/* BOUNDS_FAIL: the entry takes it, then refuses what does not fit */
 	if (!(me->options & P4E_ME_NO_TRUNCATE) ||
 	    (me->options & P4E_ME_BOUNDS_FAIL))
@@ -714,6 +747,7 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 	acc.rlength = m.parts.req.rlength;
 	acc.rdzv = hdr->type == P4W_PUT &&
 		   m.parts.req.proto == P4W_PROTO_RDZV;
+	acc.last_resort = NULL;
 	e = p4e_mlist_match(&m.pt->prio, m.parts.req.match_bits, np->id,
 			    p4e_tgt_me_accept, &acc);
 	if (!e) {
@@ -723,6 +757,11 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 			ni->sr[P4E_SR_DROP_COUNT]++;
 			p4e_tgt_reject(&m, P4E_NI_DROPPED);
 			return 0;
+		}
+		if (!e && acc.last_resort) {
+			if (!p4e_tgt_last_resort(&m, &ret))
+				return ret;
+			e = acc.last_resort;
 		}
 		if (!e)
 			return p4e_tgt_flowctrl(&m);

@@ -156,7 +156,7 @@ int p4w_hdr_unpack(const void *buf, size_t len, struct p4w_hdr *hdr)
 		return -FI_EPROTO;
 	if (!p4w_type_limits(h.type, &min, &max))
 		return -FI_EBADMSG;
-	if (h.flags & ~P4W_F_ACK_SEQ)
+	if (h.flags & ~(P4W_F_ACK_SEQ | P4W_F_ACK_NOW))
 		return -FI_EBADMSG;
 	if (h.length < min || h.length > max)
 		return -FI_EMSGSIZE;
@@ -485,7 +485,7 @@ void p4w_fc_pack(void *buf, const struct p4w_fc *fc)
 {
 	struct p4w_fc wire = {
 		.seq = htole32(fc->seq),
-		.reserved = 0,
+		.flags = htole32(fc->flags),
 	};
 
 	memcpy(buf, &wire, sizeof(wire));
@@ -499,8 +499,8 @@ int p4w_fc_unpack(const void *buf, size_t len, struct p4w_fc *fc)
 		return -FI_EMSGSIZE;
 	memcpy(&f, buf, sizeof(f));
 	f.seq = le32toh(f.seq);
-	f.reserved = le32toh(f.reserved);
-	if (f.reserved)
+	f.flags = le32toh(f.flags);
+	if (f.flags & ~(uint32_t)P4W_FC_AS_RDZV)
 		return -FI_EBADMSG;
 	*fc = f;
 	return 0;

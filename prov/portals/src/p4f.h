@@ -192,7 +192,11 @@ int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 
 /* Progress the domain's engine and transports; with the domain lock held
  * (CQ, counter and poll-set reads call it). */
+/* Engine operations beyond the context sizes (p4f_ep.c): two targets'
+ * worth of held-back acknowledgements (P4E_ACK_EVERY each). */
+#define P4F_ACK_SLACK	32
 int p4f_domain_progress(struct p4f_domain *domain);
+void p4f_domain_before_sleep_locked(struct p4f_domain *domain);
 
 /*
  * p4f_progress.c: the progress thread of an FI_PROGRESS_AUTO domain.

@@ -110,6 +110,10 @@ static int p4f_atomic_map(enum fi_op op, enum fi_datatype datatype,
 	return 0;
 }
 
+/* The source of an FI_ATOMIC_READ (see p4f_atomic_prep_locked); .bss,
+ * never written, so it costs no memory. */
+static uint8_t p4f_atomic_zero[1 << 16];
+
 /* Byte ceilings of one atomic with these engine limits. */
 static uint64_t p4f_atomic_max_bytes(const struct p4e_ni_limits *lim,
 				     enum p4f_atomic_kind kind)
@@ -280,9 +284,16 @@ int p4f_atomic_prep_locked(struct p4f_ep *ep, const struct p4f_atomic_args *a,
 	if (a->kind == P4F_ATOMIC_COMPARE)
 		x->operand = a->compare[0].addr;
 	if (eop == P4E_ATOMIC_READ) {
-		/* nothing to send, but the engine reads length bytes from
-		 * the source: the result buffer is one that exists */
-		x->local_offset = x->get_local_offset;
+		/*
+		 * Nothing to send, but the engine sends length bytes from
+		 * the source: zeros, never the result buffer, which is
+		 * output only (its old bytes may be uninitialised or
+		 * private; valgrind.sh caught them on the wire). Fetching
+		 * atomics are at most FI_PORTALS_INJECT_SIZE (<= 64 KiB).
+		 */
+		if (x->length > sizeof(p4f_atomic_zero))
+			return -FI_EINVAL;
+		x->local_offset = (uint64_t)(uintptr_t)p4f_atomic_zero;
 	} else if (a->count == 1) {
 		x->local_offset = (uint64_t)(uintptr_t)a->iov[0].addr;
 	} else {

@@ -337,6 +337,7 @@ static int p4f_cntr_wait_locked(struct p4f_cntr *cntr, uint64_t threshold,
 			p4u_lock_acquire(&cntr->domain->lock);
 			continue;
 		}
+		p4f_domain_before_sleep_locked(cntr->domain);
 		p4f_wait_clear(&cntr->wait);
 		if (cntr->waiters == 1 || threshold < cntr->wake_threshold)
 			cntr->wake_threshold = threshold;
@@ -377,6 +378,7 @@ int p4f_cntr_trywait(struct p4f_cntr *cntr)
 		cntr->try_failure = p4f_cntr_failure(cntr);
 		ret = -FI_EAGAIN;
 	} else {
+		p4f_domain_before_sleep_locked(cntr->domain);
 		p4f_wait_clear(&cntr->wait);
 	}
 	p4u_lock_release(&cntr->domain->lock);

@@ -417,6 +417,7 @@ static ssize_t p4f_cq_sread_locked(struct p4f_cq *cq,
 		p4f_domain_progress(cq->domain);
 		if (!p4f_cq_sread_check_locked(cq, req, &ret))
 			return ret;
+		p4f_domain_before_sleep_locked(cq->domain);
 		p4f_wait_clear(&cq->wait);
 		if (!p4f_cq_sread_check_locked(cq, req, &ret))
 			return ret;
@@ -488,10 +489,12 @@ int p4f_cq_trywait(struct p4f_cq *cq)
 		return -FI_EINVAL;
 	p4u_lock_acquire(&cq->domain->lock);
 	p4f_domain_progress(cq->domain);
-	if (p4f_cq_total_locked(cq))
+	if (p4f_cq_total_locked(cq)) {
 		ret = -FI_EAGAIN;
-	else
+	} else {
+		p4f_domain_before_sleep_locked(cq->domain);
 		p4f_wait_clear(&cq->wait);
+	}
 	p4u_lock_release(&cq->domain->lock);
 	return ret;
 }

@@ -33,6 +33,17 @@ int p4f_domain_progress(struct p4f_domain *domain)
 	return done;
 }
 
+/*
+ * A caller is about to sleep (fi_cq_sread, fi_cntr_wait, fi_trywait):
+ * no progress call would send the acknowledgements the engine holds
+ * back for FI_PORTALS_ACK_DELAY_US, so they go now.
+ */
+void p4f_domain_before_sleep_locked(struct p4f_domain *domain)
+{
+	p4u_lock_assert_held(&domain->lock);
+	p4e_dom_ack_all(domain->edom);
+}
+
 /* The transport of a domain on iface (FI_PORTALS_TRANSPORT, p4f.h). */
 static const struct p4t_ops *p4f_domain_transport(const struct p4f_iface *iface)
 {

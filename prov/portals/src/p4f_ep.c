@@ -62,7 +62,10 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.eager_size = p4f_params.eager_size,
 		.rma_chunk = p4f_params.rdzv_chunk,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
-		.ack_delay_ns = p4f_params.ack_delay_us * 1000,
+		/* with a progress thread, whichever thread received a message
+		 * may go quiet for long: acknowledge at once */
+		.ack_delay_ns = domain->progress ? 0 :
+				p4f_params.ack_delay_us * 1000,
 		.auth_key = p4f_ep_auth_key(ep),
 	};
 	union p4f_sockaddr bound;
@@ -70,9 +73,15 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 	struct p4e_ni *ni;
 	int ret;
 
-	/* every send and posted receive may wait on the engine at once */
-	attr.desired.max_ops = (uint32_t)P4U_MIN(ep->tx_size + ep->rx_size,
-						 1u << 20);
+	/*
+	 * Every send and posted receive may wait on the engine at once, and
+	 * completed copied sends stay engine operations until their target
+	 * acknowledges them, which it may hold back (FI_PORTALS_ACK_DELAY_US)
+	 * for up to P4F_ACK_SLACK of them: room for those too, so the
+	 * transmit context holds tx_size sends whatever the peers do.
+	 */
+	attr.desired.max_ops = (uint32_t)P4U_MIN(ep->tx_size + ep->rx_size +
+						 P4F_ACK_SLACK, 1u << 20);
 	attr.desired.max_volatile_size = ep->inject_size;
 	p4u_lock_acquire(&domain->lock);
 	ret = p4e_ni_create(domain->edom, &attr, &ni);

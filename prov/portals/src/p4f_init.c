@@ -13,6 +13,7 @@
  * copy of the provider linked into unit tests never runs fi_prov_ini). */
 #define P4F_DEF_EAGER_SIZE	16384
 #define P4F_DEF_RDZV_CHUNK	262144
+#define P4F_DEF_ACK_DELAY_US	1000
 #define P4F_DEF_INJECT_SIZE	4096
 #define P4F_DEF_CQ_SIZE		4096
 #define P4F_DEF_TX_SIZE		4096
@@ -31,6 +32,7 @@ struct p4f_params p4f_params = {
 	.oflow_buf_size = P4F_DEF_OFLOW_BUF_SIZE,
 	.oflow_buf_count = P4F_DEF_OFLOW_BUF_COUNT,
 	.peer_timeout_ms = P4F_DEF_PEER_TIMEOUT,
+	.ack_delay_us = P4F_DEF_ACK_DELAY_US,
 };
 
 /*
@@ -86,9 +88,12 @@ static const struct p4u_param p4f_param_table[] = {
 	  "tests)",
 	  { .str = "auto" }, &p4f_params.transport, 0, 0 },
 	{ "ack_delay_us", P4U_PARAM_SIZE,
-	  "Microseconds a target may wait before acknowledging received "
-	  "messages on their own (acks ride on reply traffic meanwhile)",
-	  { .size = 0 }, &p4f_params.ack_delay_us, 0, 1000000 },
+	  "Microseconds a receiver may hold back the acknowledgement of "
+	  "messages whose sender does not wait for it (small, copied "
+	  "sends), hoping to send it with a reply; 0 acknowledges every "
+	  "message at once",
+	  { .size = P4F_DEF_ACK_DELAY_US }, &p4f_params.ack_delay_us, 0,
+	  1000000 },
 };
 
 static void p4f_cleanup(void)

@@ -42,33 +42,15 @@ struct p4f_progress {
 	atomic_bool stop;
 };
 
-/*
- * The engine may hold acknowledgements back for FI_PORTALS_ACK_DELAY_US
- * hoping to piggyback them on reverse traffic, and nothing makes an fd
- * readable when that delay runs out. After a round that did work, sleep at
- * most that long so the acks leave in time; once a round finds nothing to
- * do there is nothing held back, and the thread sleeps until an fd wakes
- * it (no periodic wake-ups while idle).
- */
-static int p4f_progress_timeout(int done)
-{
-	size_t us = p4f_params.ack_delay_us;
-
-	if (!done || !us)
-		return -1;
-	return (int)((us + 999) / 1000);
-}
-
 static void *p4f_progress_main(void *arg)
 {
 	struct p4f_progress *prog = arg;
 	struct p4f_domain *domain = prog->domain;
 	struct epoll_event evs[P4F_PROGRESS_EVENTS];
-	int n, done = 0;
+	int n;
 
 	for (;;) {
-		n = epoll_wait(prog->epfd, evs, P4F_PROGRESS_EVENTS,
-			       p4f_progress_timeout(done));
+		n = epoll_wait(prog->epfd, evs, P4F_PROGRESS_EVENTS, -1);
 		if (atomic_load(&prog->stop))
 			break;
 		if (n < 0 && errno != EINTR) {
@@ -79,7 +61,9 @@ static void *p4f_progress_main(void *arg)
 			break;
 		}
 		p4u_lock_acquire(&domain->lock);
-		done = p4f_domain_progress(domain);
+		/* no timer wakes it: its domain acknowledges at once
+		 * (FI_PORTALS_ACK_DELAY_US applies to manual progress) */
+		p4f_domain_progress(domain);
 		p4u_lock_release(&domain->lock);
 	}
 	return NULL;

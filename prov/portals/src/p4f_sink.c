@@ -299,9 +299,36 @@ static int p4f_oflow_append(struct p4f_ep *ep, struct p4f_oflow *ob)
 			     &ob->me);
 }
 
+/*
+ * Behind the buffers, a header keeper per portal: when none of them has
+ * room, an unexpected rendezvous (or empty) message still leaves its
+ * header, and an eager one is sent back to come again as rendezvous
+ * (P4E_ME_HDR_ONLY). The flood then costs the receiver headers, not
+ * payload, and a receive posted for a message behind it is served;
+ * only when the unexpected-header budget is spent does flow control
+ * hold the sender.
+ */
+static int p4f_oflow_keeper(struct p4f_ep *ep, uint32_t pt)
+{
+	struct p4e_me_desc d = {
+		.ct = P4E_HANDLE_NONE,
+		.uid = P4E_UID_ANY,
+		.options = P4E_ME_OP_PUT | P4E_ME_HDR_ONLY |
+			   P4E_ME_EVENT_COMM_DISABLE | P4E_ME_EVENT_LINK_DISABLE,
+		.match_id = P4E_ID_ANY,
+		.match_bits = 0,
+		.ignore_bits = UINT64_MAX,
+	};
+	uint64_t handle;
+
+	return p4e_me_append(ep->ni, pt, &d, P4E_OVERFLOW_LIST, NULL, 0,
+			     &handle);
+}
+
 int p4f_oflow_post_all(struct p4f_ep *ep)
 {
 	size_t per_pt = P4U_MAX(p4f_params.oflow_buf_count, (size_t)1), i;
+	uint32_t pt;
 	int ret;
 
 	ep->noflow = per_pt * P4F_PT_COUNT;
@@ -317,6 +344,11 @@ int p4f_oflow_post_all(struct p4f_ep *ep)
 		if (!ob->buf)
 			return -FI_ENOMEM;
 		ret = p4f_oflow_append(ep, ob);
+		if (ret)
+			return ret;
+	}
+	for (pt = 0; pt < P4F_PT_COUNT; pt++) {
+		ret = p4f_oflow_keeper(ep, pt);
 		if (ret)
 			return ret;
 	}

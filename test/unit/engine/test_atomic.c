@@ -8,12 +8,12 @@
  * extremes, infinities, NaNs) in one multi-element call, in four buffer
  * layouts (aligned, all misaligned, only the target aligned, no
  * fetch_out), and checked element by element against a plain C reference
- * written here from fi_atomic(3); one that does not exist must be refused
- * with -FI_EOPNOTSUPP and touch nothing. Which combinations exist is also
- * written here, independently of the library's tables. Then the cases
- * with a rule of their own (-0.0 through ATOMIC_READ, NaN in MIN/MAX, CSWAP
- * orientation, wraparound, argument errors) and two threads summing into
- * the same elements.
+ * written from fi_atomic(3) (p4e_atomic_ref_test.h); one that does not
+ * exist must be refused with -FI_EOPNOTSUPP and touch nothing. Which
+ * combinations exist is written here, independently of the library's
+ * tables. Then the cases with a rule of their own (-0.0 through
+ * ATOMIC_READ, NaN in MIN/MAX, CSWAP orientation, wraparound, argument
+ * errors) and two threads summing into the same elements.
  *
  * Value comparison: integers bytewise; float and double bitwise per
  * component (so -0.0 != +0.0) except that any NaN equals any NaN (payloads
@@ -38,6 +38,7 @@
 
 #include "p4e.h"
 #include "p4e_atomic.h"
+#include "p4e_atomic_ref_test.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -104,124 +105,6 @@ static bool expect_valid(int op, int type)
 {
 	return expect_ops[op].in[expect_types[type].cls];
 }
-
-/* ---- the reference: fi_atomic(3)'s pseudo-code, per C type ------------- */
-
-/*
- * ref_<type>(op, t, o, c, out): the new target value. Integer SUM/PROD
- * wrap (computed in uint64_t, then truncated): that is what the engine
- * promises for signed types too.
- */
-#define REF_CSWAPS(t, o, c, r)						\
-	case P4E_CSWAP:    if ((c) == (t)) (r) = (o); break;		\
-	case P4E_CSWAP_NE: if ((c) != (t)) (r) = (o); break
-
-#define REF_ORDERED(t, o, c, r)						\
-	case P4E_MIN:      if ((o) < (t)) (r) = (o); break;		\
-	case P4E_MAX:      if ((o) > (t)) (r) = (o); break;		\
-	case P4E_CSWAP_LE: if ((c) <= (t)) (r) = (o); break;		\
-	case P4E_CSWAP_LT: if ((c) < (t)) (r) = (o); break;		\
-	case P4E_CSWAP_GE: if ((c) >= (t)) (r) = (o); break;		\
-	case P4E_CSWAP_GT: if ((c) > (t)) (r) = (o); break
-
-#define REF_COMMON(t, o, c, r)						\
-	case P4E_LOR:  (r) = (t) || (o); break;				\
-	case P4E_LAND: (r) = (t) && (o); break;				\
-	case P4E_LXOR: (r) = ((t) && !(o)) || (!(t) && (o)); break;	\
-	case P4E_SWAP:							\
-	case P4E_ATOMIC_WRITE: (r) = (o); break;			\
-	case P4E_ATOMIC_READ: break;					\
-	REF_CSWAPS(t, o, c, r)
-
-#define REF_INT(name, T)						\
-static void ref_##name(int op, const void *tp, const void *op_,		\
-		       const void *cp, void *out)			\
-{									\
-	T t, o, c, r;							\
-	memcpy(&t, tp, sizeof(T));					\
-	memcpy(&o, op_, sizeof(T));					\
-	memcpy(&c, cp, sizeof(T));					\
-	r = t;								\
-	switch (op) {							\
-	REF_COMMON(t, o, c, r);						\
-	REF_ORDERED(t, o, c, r);					\
-	case P4E_SUM:  r = (T)((uint64_t)t + (uint64_t)o); break;	\
-	case P4E_PROD: r = (T)((uint64_t)t * (uint64_t)o); break;	\
-	case P4E_BOR:  r = t | o; break;				\
-	case P4E_BAND: r = t & o; break;				\
-	case P4E_BXOR: r = t ^ o; break;				\
-	case P4E_MSWAP: r = (o & c) | (t & ~c); break;			\
-	default: cr_assert_fail("no reference for op %d", op);		\
-	}								\
-	memcpy(out, &r, sizeof(T));					\
-}
-
-#define REF_REAL(name, T)						\
-static void ref_##name(int op, const void *tp, const void *op_,		\
-		       const void *cp, void *out)			\
-{									\
-	T t, o, c, r;							\
-	memcpy(&t, tp, sizeof(T));					\
-	memcpy(&o, op_, sizeof(T));					\
-	memcpy(&c, cp, sizeof(T));					\
-	r = t;								\
-	switch (op) {							\
-	REF_COMMON(t, o, c, r);						\
-	REF_ORDERED(t, o, c, r);					\
-	case P4E_SUM:  r = t + o; break;				\
-	case P4E_PROD: r = t * o; break;				\
-	default: cr_assert_fail("no reference for op %d", op);		\
-	}								\
-	memcpy(out, &r, sizeof(T));					\
-}
-
-#define REF_CPLX(name, T)						\
-static void ref_##name(int op, const void *tp, const void *op_,		\
-		       const void *cp, void *out)			\
-{									\
-	T t, o, c, r;							\
-	memcpy(&t, tp, sizeof(T));					\
-	memcpy(&o, op_, sizeof(T));					\
-	memcpy(&c, cp, sizeof(T));					\
-	r = t;								\
-	switch (op) {							\
-	REF_COMMON(t, o, c, r);						\
-	case P4E_SUM:  r = t + o; break;				\
-	case P4E_PROD: r = t * o; break;				\
-	default: cr_assert_fail("no reference for op %d", op);		\
-	}								\
-	memcpy(out, &r, sizeof(T));					\
-}
-
-REF_INT(int8, int8_t)
-REF_INT(uint8, uint8_t)
-REF_INT(int16, int16_t)
-REF_INT(uint16, uint16_t)
-REF_INT(int32, int32_t)
-REF_INT(uint32, uint32_t)
-REF_INT(int64, int64_t)
-REF_INT(uint64, uint64_t)
-REF_REAL(flt, float)
-REF_REAL(dbl, double)
-REF_REAL(ldbl, long double)
-REF_CPLX(cflt, float _Complex)
-REF_CPLX(cdbl, double _Complex)
-REF_CPLX(cldbl, long double _Complex)
-
-typedef void (*ref_func_t)(int op, const void *t, const void *o,
-			   const void *c, void *out);
-
-static const ref_func_t refs[P4E_ATOMIC_TYPE_MAX] = {
-	[P4E_INT8] = ref_int8,     [P4E_UINT8] = ref_uint8,
-	[P4E_INT16] = ref_int16,   [P4E_UINT16] = ref_uint16,
-	[P4E_INT32] = ref_int32,   [P4E_UINT32] = ref_uint32,
-	[P4E_INT64] = ref_int64,   [P4E_UINT64] = ref_uint64,
-	[P4E_FLOAT] = ref_flt,     [P4E_DOUBLE] = ref_dbl,
-	[P4E_LONG_DOUBLE] = ref_ldbl,
-	[P4E_FLOAT_COMPLEX] = ref_cflt,
-	[P4E_DOUBLE_COMPLEX] = ref_cdbl,
-	[P4E_LONG_DOUBLE_COMPLEX] = ref_cldbl,
-};
 
 /* ---- value pools ----------------------------------------------------- */
 

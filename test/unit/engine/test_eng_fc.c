@@ -15,130 +15,9 @@
  * Several NIs of one domain; the loop hooks (hold, inject, fail_link, queue
  * limit) order what happens. The ring EQ is in test_eng_ct.c.
  */
-#include "p4e_test.h"
-#include "p4e_priv.h"
-
-#define SSLOT	8192		/* per-message slots in src / rbuf */
-#define NMAX	48
-
-static struct p4e_dom *dom;
-static struct eng_node na, nb, nc;
-static uint8_t src[NMAX * SSLOT], rbuf[NMAX * SSLOT], obuf[1 << 16];
-
-/* What the tests saw, zeroed for each test (helpers zero them again). */
-static struct eng_rxlog rx;
-static struct eng_txlog tx;
-
-static void logs_reset(void)
-{
-	memset(&rx, 0, sizeof(rx));
-	memset(&tx, 0, sizeof(tx));
-}
-
-static void setup(void)
-{
-	struct p4e_ni_attr attr = eng_ni_attr(4096);
-
-	cr_assert_eq(p4e_dom_create(NULL, &dom), 0);
-	eng_node_open(&na, dom, &attr, 0, 1024);
-	logs_reset();
-	memset(rbuf, 0, sizeof(rbuf));
-}
-
-static void teardown(void)
-{
-	eng_node_close(&nc);
-	eng_node_close(&nb);
-	eng_node_close(&na);
-	cr_expect_eq(p4e_dom_destroy(dom), 0);
-}
+#include "eng_fc_test.h"
 
 TestSuite(eng_fc, .init = setup, .fini = teardown, .timeout = 60);
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static void open_node(struct eng_node *n, uint32_t max_uh, uint32_t max_ops,
-		      unsigned pt_options, size_t eq_size)
-{
-	struct p4e_ni_attr attr = eng_ni_attr(4096);
-
-	attr.desired.max_unexpected_headers = max_uh;
-	attr.desired.max_ops = max_ops;
-	eng_node_open(n, dom, &attr, pt_options, eq_size);
-}
-
-static void progress(void)
-{
-	eng_progress_doms(&dom, 1);
-}
-
-static uint64_t md_bind(struct eng_node *n, void *buf, size_t len, uint64_t ct,
-		     unsigned options)
-{
-	struct p4e_md_desc d = { .start = buf, .length = len, .eq = n->eq,
-				 .ct = ct, .options = options };
-	uint64_t md;
-
-	cr_assert_eq(p4e_md_bind(n->ni, &d, &md), 0);
-	return md;
-}
-
-static uint64_t append(struct eng_node *n, void *buf, size_t len,
-		       unsigned options, uint64_t bits, uint64_t ignore,
-		       enum p4e_list list, uint64_t min_free, void *user_ptr)
-{
-	struct p4e_me_desc d = eng_me_desc(buf, len, options, bits, ignore);
-	uint64_t me;
-
-	d.min_free = min_free;
-	cr_assert_eq(p4e_me_append(n->ni, n->pt, &d, list, user_ptr, 0, &me),
-		     0);
-	return me;
-}
-
-static struct p4e_xfer xfer_to(struct eng_node *to, uint64_t md, size_t len,
-			       uint64_t bits, enum p4e_ack_req ack)
-{
-	struct p4e_xfer x;
-
-	memset(&x, 0, sizeof(x));
-	x.md = md;
-	x.length = len;
-	x.ack_req = ack;
-	x.target = eng_peer_of(dom, to->ni);
-	x.pt_index = to->pt;
-	x.match_bits = bits;
-	return x;
-}
-
-/* Message i (user_ptr and hdr_data i, from src slot i) to b, bits 0x5. */
-static void put_msg(struct eng_node *from, uint64_t md, int i, size_t len,
-		    enum p4e_ack_req ack)
-{
-	struct p4e_xfer x = xfer_to(&nb, md, len, 0x5, ack);
-
-	x.local_offset = (uint64_t)i * SSLOT;
-	x.hdr_data = i;
-	x.user_ptr = (void *)(intptr_t)i;
-	cr_assert_eq(p4e_put(from->ni, &x), 0);
-}
-
-static void fill_msg(int i, size_t len)
-{
-	size_t k;
-
-	for (k = 0; k < len; k++)
-		src[i * SSLOT + k] = (uint8_t)(i * 31 + k * 7 + 1);
-	memcpy(src + i * SSLOT, &i, sizeof(i));
-}
-
-static int64_t status_of(struct eng_node *n, enum p4e_sr_index idx)
-{
-	int64_t v;
-
-	cr_assert_eq(p4e_ni_status(n->ni, idx, &v), 0);
-	return v;
-}
 
 static void loop_only(void)
 {
@@ -184,35 +63,6 @@ static void expect_new_op_fine(void)
 }
 
 /* ---- Portals flow control ----------------------------------------------- */
-
-/* n puts of len bytes from a to b, ACK_REQ, message i = user_ptr i. */
-static void flood(int first, int n, size_t len, uint64_t md)
-{
-	int i;
-
-	for (i = first; i < first + n; i++) {
-		fill_msg(i, len);
-		put_msg(&na, md, i, len, P4E_ACK_REQ);
-	}
-}
-
-/* Receives for messages first.. (use-once, data copied in). */
-static void post_receives(int first, int n, size_t len)
-{
-	int i;
-
-	for (i = first; i < first + n; i++)
-		append(&nb, rbuf + i * SSLOT, len, P4E_ME_OP_PUT |
-		       P4E_ME_USE_ONCE | P4E_ME_UH_COPY, 0x5, 0,
-		       P4E_PRIORITY_LIST, 0, (void *)(intptr_t)i);
-}
-
-static void expect_data(int first, int n, size_t len)
-{
-	for (; n--; first++)
-		cr_expect_eq(memcmp(rbuf + first * SSLOT, src + first * SSLOT,
-				    len), 0, "message %d: wrong data", first);
-}
 
 /* The PT is disabled with one event; later ops fail PT_DISABLED; after
  * draining and enable, ops work again. */
@@ -382,39 +232,6 @@ static size_t mixed_len(int i)
 	return lens[i % 4];
 }
 
-static void flood_mixed(struct eng_node *from, uint64_t md, int first, int n,
-			size_t (*len)(int), enum p4e_ack_req ack)
-{
-	int i;
-
-	for (i = first; i < first + n; i++) {
-		fill_msg(i, len(i));
-		put_msg(from, md, i, len(i), ack);
-	}
-}
-
-/* Every message exactly once, in order, with its data; every op acked. */
-static void expect_all(int n, size_t (*len)(int), struct eng_rxlog *rx,
-		       struct eng_txlog *tx, enum p4e_ack_req ack)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		cr_expect_eq(rx->got[i], 1, "message %d delivered %d times", i,
-			     rx->got[i]);
-		cr_expect_eq(memcmp(rbuf + i * SSLOT, src + i * SSLOT, len(i)),
-			     0, "message %d: wrong data", i);
-		if (ack != P4E_NO_ACK_REQ)
-			cr_expect_eq(tx->ack[i][P4E_NI_OK], 1,
-				     "op %d acked %d times", i,
-				     tx->ack[i][P4E_NI_OK]);
-		cr_expect_eq(tx->send[i][P4E_NI_OK], 1);
-	}
-	cr_expect_eq(rx->delivered, n);
-	cr_expect_eq(rx->errors, 0);
-	cr_expect_not(rx->dropped);
-}
-
 /* b: FC_RESEND PT, max_uh headers, overflow for bits 0-0xf; a's MD. */
 static uint64_t resend_setup(uint32_t max_uh)
 {
@@ -480,6 +297,37 @@ Test(eng_fc, resend_flood_beyond_header_budget_two_episodes)
 	eng_txlog_drain(na.eq, &tx);
 	expect_all(N, small_len, &rx, &tx, P4E_ACK_ACCEPT);
 	cr_expect_eq(status_of(&nb, P4E_SR_FLOWCTRL), 2);
+	cr_expect_eq(p4e_md_release(na.ni, md), 0);
+}
+
+/* Headers come back one receive at a time: the held sender resumes only
+ * once a sixteenth of the budget is free, not to resend its whole backlog
+ * for each single header. */
+Test(eng_fc, resend_resumes_at_a_sixteenth_of_headers)
+{
+	enum { N = 40 };
+	uint64_t md;
+
+	md = resend_setup(32);
+	flood_mixed(&na, md, 0, N, small_len, P4E_ACK_REQ);
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	cr_expect_eq(rx.oflow_puts, 32);
+	cr_expect_eq(status_of(&nb, P4E_SR_FLOWCTRL), 1);
+	post_receives(0, 1, SSLOT);
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	cr_expect_eq(rx.oflow_puts, 32, "resumed for one header");
+	post_receives(1, 1, SSLOT);
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	cr_expect_eq(rx.oflow_puts, 34, "two headers free: two more in");
+	cr_expect_eq(status_of(&nb, P4E_SR_FLOWCTRL), 2);
+	post_receives(2, N - 2, SSLOT);
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	eng_txlog_drain(na.eq, &tx);
+	expect_all(N, small_len, &rx, &tx, P4E_ACK_REQ);
 	cr_expect_eq(p4e_md_release(na.ni, md), 0);
 }
 
@@ -738,6 +586,114 @@ Test(eng_fc, seq_ack_completes_accept_ops)
 	for (i = 4; i < 8; i++)
 		cr_expect_eq(tx.ack[i][P4E_NI_OK], 1);
 	cr_expect_eq(p4e_md_release(na.ni, md), 0);
+}
+
+/* b acknowledges lazily (one second: the timer never decides here). */
+static void open_lazy_b(void)
+{
+	struct p4e_ni_attr attr = eng_ni_attr(4096);
+
+	attr.ack_delay_ns = 1000000000ULL;
+	eng_node_open(&nb, dom, &attr, 0, 1024);
+	append(&nb, rbuf, sizeof(rbuf), P4E_ME_OP_PUT | P4E_ME_MANAGE_LOCAL,
+	       0x5, 0, P4E_PRIORITY_LIST, 0, NULL);
+}
+
+static uint64_t msgs_sent_by(struct eng_node *n)
+{
+	struct p4t_loop_stats st;
+
+	p4t_loop_stats_get(n->ni->iface, &st);
+	return st.msgs_sent;
+}
+
+static size_t copied_len(int i)
+{
+	return 8 + (size_t)i;
+}
+
+/*
+ * Copied payloads: their initiator does not wait for acceptance, so a
+ * lazy target sends no SEQ_ACK for them (they stay the initiator's until
+ * one comes), but does so at the 16th and when told to (p4e_dom_ack_all).
+ */
+Test(eng_fc, lazy_ack_held_for_copied_payloads)
+{
+	uint64_t md;
+
+	loop_only();
+	open_lazy_b();
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 4, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.send[3][P4E_NI_OK], 1, "copied: SEND at once");
+	cr_expect_eq(msgs_sent_by(&nb), 0, "an ack nobody waits for");
+	cr_expect(p4e_dom_ack_held(dom));
+	cr_expect_eq(p4e_md_release(na.ni, md), -FI_EBUSY, "ops kept");
+	p4e_dom_ack_all(dom);
+	progress();
+	cr_expect_eq(msgs_sent_by(&nb), 1);
+	cr_expect_not(p4e_dom_ack_held(dom));
+	cr_expect_eq(p4e_md_release(na.ni, md), 0, "acceptance freed them");
+	/* at most 16 wait for their ack */
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 24, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	cr_expect_eq(msgs_sent_by(&nb), 2, "one ack for the first 16");
+}
+
+/* The initiator waits: a held buffer (SEND at acceptance) or an ACCEPT
+ * ack. Those requests are acknowledged at once; so are copied ones when
+ * the initiator runs short of operations. */
+Test(eng_fc, lazy_ack_not_for_waited_requests)
+{
+	uint64_t md;
+
+	loop_only();
+	open_lazy_b();
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	fill_msg(0, 2000);
+	put_msg(&na, md, 0, 2000, P4E_NO_ACK_REQ);
+	progress();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.send[0][P4E_NI_OK], 1, "held buffer: acked at once");
+	fill_msg(1, 8);
+	put_msg(&na, md, 1, 8, P4E_ACK_ACCEPT);
+	progress();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.ack[1][P4E_NI_OK], 1, "ACCEPT ack: acked at once");
+	cr_expect_eq(msgs_sent_by(&nb), 2);
+	cr_expect_eq(p4e_md_release(na.ni, md), 0);
+	/* a's last free operations: every request says "ack now" */
+	eng_node_close(&na);
+	open_node(&na, 0, 4, 0, 1024);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 4, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	cr_expect_eq(p4e_md_release(na.ni, md), 0, "acked under pressure");
+}
+
+/* A message going back carries the acknowledgement: no SEQ_ACK at all. */
+Test(eng_fc, lazy_ack_rides_on_reverse_traffic)
+{
+	struct p4e_xfer x;
+	uint64_t md, mdb;
+
+	loop_only();
+	open_lazy_b();
+	append(&na, obuf, 64, P4E_ME_OP_PUT, 0x9, 0, P4E_PRIORITY_LIST, 0,
+	       NULL);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	mdb = md_bind(&nb, src, 64, P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 3, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	x = xfer_to(&na, mdb, 8, 0x9, P4E_NO_ACK_REQ);
+	cr_assert_eq(p4e_put(nb.ni, &x), 0);
+	progress();
+	cr_expect_eq(msgs_sent_by(&nb), 1, "only the reply travelled");
+	cr_expect_eq(p4e_md_release(na.ni, md), 0, "its ack_seq accepted all");
+	cr_expect_not(p4e_dom_ack_held(dom));
 }
 
 /* A SEQ_ACK that does not fit on the link is sent later, not lost. */

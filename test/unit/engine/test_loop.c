@@ -211,16 +211,16 @@ LOOP_TEST(unknown_address_is_refused_from_progress)
 	nobody.sin_port = htons(1);
 	cr_assert_eq(p4t_conn_get(sa.iface, &nobody, sizeof(nobody), &x), 0);
 	cr_assert(x);
-	cr_expect_not(fd_readable(sa.iface));
+	cr_expect_not(fd_readable(sa.iface, 0));
 	cr_expect_eq(send_seq(&sa, x, 1, 4), P4T_DONE);
 	cr_expect_eq(sa.nev, 0);		/* never from inside send */
-	cr_expect(fd_readable(sa.iface));
+	cr_expect(fd_readable(sa.iface, 0));
 	cr_expect_eq(p4t_progress(sa.iface, 16), 1);
 	cr_assert_eq(sa.nev, 1);
 	cr_expect_eq(sa.ev[0].kind, UP_CONN_FAILED);
 	cr_expect_eq(sa.ev[0].conn, x);
 	cr_expect_eq(sa.ev[0].status, -FI_ECONNREFUSED);
-	cr_expect_not(fd_readable(sa.iface));
+	cr_expect_not(fd_readable(sa.iface, 0));
 	cr_expect_eq(stats_of(&sa).sends_dropped, 1);
 
 	struct sockaddr_in6 v6 = { .sin6_family = AF_INET6 };
@@ -442,25 +442,25 @@ LOOP_TEST(wait_fd_readable_exactly_while_there_is_work)
 	int ctx;
 
 	cr_expect_neq(p4t_wait_fd(sa.iface), p4t_wait_fd(sb.iface));
-	cr_expect_not(fd_readable(sb.iface));
+	cr_expect_not(fd_readable(sb.iface, 0));
 	cr_assert_eq(send_seq(&sa, x, 1, 0), P4T_DONE);
 	cr_assert_eq(send_seq(&sa, x, 2, 0), P4T_DONE);
-	cr_expect(fd_readable(sb.iface));
-	cr_expect_not(fd_readable(sa.iface));
+	cr_expect(fd_readable(sb.iface, 0));
+	cr_expect_not(fd_readable(sa.iface, 0));
 	cr_expect_eq(p4t_progress(sb.iface, 1), 1);
-	cr_expect(fd_readable(sb.iface));	/* one still queued */
+	cr_expect(fd_readable(sb.iface, 0));	/* one still queued */
 	p4t_loop_hold(sb.iface, true);
-	cr_expect_not(fd_readable(sb.iface));	/* held: nothing to do */
+	cr_expect_not(fd_readable(sb.iface, 0));	/* held: nothing to do */
 	p4t_loop_hold(sb.iface, false);
-	cr_expect(fd_readable(sb.iface));
+	cr_expect(fd_readable(sb.iface, 0));
 	cr_expect_eq(p4t_progress(sb.iface, 1), 1);
-	cr_expect_not(fd_readable(sb.iface));
+	cr_expect_not(fd_readable(sb.iface, 0));
 
 	rma_expose(&f, P4T_ACCESS_READ);
 	cr_assert_eq(p4t_pull(sa.iface, f.x, &f.cookie, 0, &iov, 1, 4, &ctx), 0);
-	cr_expect(fd_readable(sa.iface));
+	cr_expect(fd_readable(sa.iface, 0));
 	cr_expect_eq(p4t_progress(sa.iface, 4), 1);
-	cr_expect_not(fd_readable(sa.iface));
+	cr_expect_not(fd_readable(sa.iface, 0));
 	p4t_mem_unexpose(sb.iface, f.mem);
 }
 

@@ -168,7 +168,7 @@ Test(wire, pack_bounds_and_reserved)
 {
 	struct p4w_req req = req_default(P4W_PUT, 1);
 	struct p4w_resp resp = resp_default(1);
-	struct p4w_fc fc = { .seq = 1, .reserved = 0xffffffff };
+	struct p4w_fc fc = { .seq = 1 };
 	struct p4w_hello hello = hello_default();
 	uint8_t buf[8 + 64 + 8];
 	size_t i;
@@ -197,7 +197,7 @@ Test(wire, pack_bounds_and_reserved)
 	p4w_fc_pack(buf + 8, &fc);
 	cr_assert_eq(buf[8 + 8], 0xee);
 	for (i = 4; i < 8; i++)
-		cr_assert_eq(buf[8 + i], 0);
+		cr_assert_eq(buf[8 + i], 0, "fc.flags when none");
 
 	memset(buf, 0xee, sizeof(buf));
 	p4w_hello_pack(buf + 8, &hello);
@@ -430,7 +430,11 @@ Test(wire, hdr_flags_known)
 	unsigned bit;
 
 	msg_valid(&m, P4W_SEQ_ACK);
-	for (bit = 1; bit < 16; bit++) {
+	m.hdr.flags = P4W_F_ACK_SEQ | P4W_F_ACK_NOW;
+	p4w_hdr_pack(m.buf, &m.hdr);
+	cr_assert_eq(p4w_hdr_unpack(m.buf, m.len, &out), 0);
+	cr_assert_eq(out.flags, P4W_F_ACK_SEQ | P4W_F_ACK_NOW);
+	for (bit = 2; bit < 16; bit++) {
 		m.hdr.flags = (uint16_t)(P4W_F_ACK_SEQ | (1u << bit));
 		p4w_hdr_pack(m.buf, &m.hdr);
 		cr_assert_eq(p4w_hdr_unpack(m.buf, m.len, &out), -FI_EBADMSG,
@@ -708,6 +712,16 @@ Test(wire, fc_rules)
 		cr_assert_eq(p4w_fc_unpack(wire_dup(buf, len), len, &out),
 			     -FI_EMSGSIZE);
 	cr_assert_eq(p4w_fc_unpack(buf, sizeof(buf), &out), 0);
+	/* the one flag there is, little-endian at byte 4 */
+	fc.flags = P4W_FC_AS_RDZV;
+	p4w_fc_pack(buf, &fc);
+	cr_assert_eq(buf[4], 1);
+	cr_assert_eq(p4w_fc_unpack(buf, sizeof(buf), &out), 0);
+	cr_assert_eq(out.flags, P4W_FC_AS_RDZV);
+	/* unknown flags are refused */
+	buf[4] = 2;
+	cr_assert_eq(p4w_fc_unpack(buf, sizeof(buf), &out), -FI_EBADMSG);
+	buf[4] = 1;
 	buf[7] = 1;
 	cr_assert_eq(p4w_fc_unpack(buf, sizeof(buf), &out), -FI_EBADMSG);
 }

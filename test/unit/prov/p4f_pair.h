@@ -23,8 +23,39 @@ struct pair {
 	struct pair_side s[2];
 };
 
-/* caps: hints->caps; cq_flags: FI_SELECTIVE_COMPLETION or 0 */
-static inline void pair_open(struct pair *p, uint64_t caps, uint64_t cq_flags)
+/* How pair_open_opts builds the pair. */
+struct pair_opts {
+	uint64_t caps;			/* hints->caps */
+	int mr_mode;			/* hints' mr_mode and what is asked for */
+	enum fi_cq_format cq_format;
+	uint64_t cq_flags;		/* FI_SELECTIVE_COMPLETION or 0 */
+	uint64_t tx_cntr_flags;		/* bind flags of each side's counters */
+	uint64_t rx_cntr_flags;
+};
+
+static inline void pair_side_open(struct pair *p, struct pair_side *s,
+				  const struct pair_opts *o)
+{
+	struct fi_cq_attr ca = { .format = o->cq_format,
+				 .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr cta = { .events = FI_CNTR_EVENTS_COMP,
+				    .wait_obj = FI_WAIT_UNSPEC };
+
+	cr_assert_eq(fi_endpoint(p->env.domain, p->env.info, &s->ep, NULL), 0);
+	cr_assert_eq(fi_cq_open(p->env.domain, &ca, &s->cq, NULL), 0);
+	cr_assert_eq(fi_av_open(p->env.domain, &aa, &s->av, NULL), 0);
+	cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->tx_cntr, NULL), 0);
+	cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->rx_cntr, NULL), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid,
+				FI_TRANSMIT | FI_RECV | o->cq_flags), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->tx_cntr->fid, o->tx_cntr_flags), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->rx_cntr->fid, o->rx_cntr_flags), 0);
+	cr_assert_eq(fi_enable(s->ep), 0);
+}
+
+static inline void pair_open_opts(struct pair *p, const struct pair_opts *o)
 {
 	struct fi_info *hints = test_hints();
 	char name[2][64];
@@ -33,33 +64,15 @@ static inline void pair_open(struct pair *p, uint64_t caps, uint64_t cq_flags)
 
 	setenv("FI_PORTALS_TRANSPORT", "loop", 1);
 	memset(p, 0, sizeof(*p));
-	hints->caps = caps;
+	hints->caps = o->caps;
 	hints->addr_format = FI_SOCKADDR_IN;
-	test_env_open(&p->env, hints);
+	hints->domain_attr->mr_mode = o->mr_mode;
+	/* fi_getinfo asks for none of them: the application chooses */
+	test_env_open_mr(&p->env, hints, o->mr_mode);
 	for (i = 0; i < 2; i++) {
-		struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
-					 .wait_obj = FI_WAIT_UNSPEC };
-		struct fi_av_attr aa = { .type = FI_AV_TABLE };
-		struct fi_cntr_attr cta = { .events = FI_CNTR_EVENTS_COMP,
-					    .wait_obj = FI_WAIT_UNSPEC };
-		struct pair_side *s = &p->s[i];
-
-		cr_assert_eq(fi_endpoint(p->env.domain, p->env.info, &s->ep,
-					 NULL), 0);
-		cr_assert_eq(fi_cq_open(p->env.domain, &ca, &s->cq, NULL), 0);
-		cr_assert_eq(fi_av_open(p->env.domain, &aa, &s->av, NULL), 0);
-		cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->tx_cntr,
-					  NULL), 0);
-		cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->rx_cntr,
-					  NULL), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid,
-					FI_TRANSMIT | FI_RECV | cq_flags), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->tx_cntr->fid, FI_SEND), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->rx_cntr->fid, FI_RECV), 0);
-		cr_assert_eq(fi_enable(s->ep), 0);
+		pair_side_open(p, &p->s[i], o);
 		len[i] = sizeof(name[i]);
-		cr_assert_eq(fi_getname(&s->ep->fid, name[i], &len[i]), 0);
+		cr_assert_eq(fi_getname(&p->s[i].ep->fid, name[i], &len[i]), 0);
 	}
 	for (i = 0; i < 2; i++) {
 		/* index 0 is the other side, index 1 oneself */
@@ -68,6 +81,18 @@ static inline void pair_open(struct pair *p, uint64_t caps, uint64_t cq_flags)
 		cr_assert_eq(fi_av_insert(p->s[i].av, name[i], 1,
 					  &p->s[i].self, 0, NULL), 1);
 	}
+}
+
+/* Two-sided: caps: hints->caps; cq_flags: FI_SELECTIVE_COMPLETION or 0 */
+static inline void pair_open(struct pair *p, uint64_t caps, uint64_t cq_flags)
+{
+	struct pair_opts o = {
+		.caps = caps, .cq_format = FI_CQ_FORMAT_TAGGED,
+		.cq_flags = cq_flags, .tx_cntr_flags = FI_SEND,
+		.rx_cntr_flags = FI_RECV,
+	};
+
+	pair_open_opts(p, &o);
 }
 
 static inline void pair_close(struct pair *p)
@@ -125,6 +150,17 @@ static inline void pair_quiet(struct pair *p, int i)
 	cr_assert_eq(fi_cq_read(p->s[i].cq, &e, 1), -FI_EAGAIN,
 		     "unexpected completion on side %d (ctx %p)", i,
 		     e.op_context);
+}
+
+/* fi_tx/rx_size_left are deprecated in the API, not in the provider */
+static inline ssize_t pair_tx_left(struct fid_ep *ep)
+{
+	return ep->ops->tx_size_left(ep);
+}
+
+static inline ssize_t pair_rx_left(struct fid_ep *ep)
+{
+	return ep->ops->rx_size_left(ep);
 }
 
 #endif /* P4F_PAIR_H */

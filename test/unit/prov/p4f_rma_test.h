@@ -14,55 +14,17 @@
 
 static inline void rpair_open(struct pair *p, int mr_mode, uint64_t cq_flags)
 {
-	struct fi_info *hints = test_hints();
-	char name[2][64];
-	size_t len[2];
-	int i;
+	struct pair_opts o = {
+		.caps = RP_CAPS, .mr_mode = mr_mode,
+		.cq_format = FI_CQ_FORMAT_DATA, .cq_flags = cq_flags,
+		.tx_cntr_flags = FI_SEND | FI_WRITE | FI_READ,
+		.rx_cntr_flags = FI_RECV | FI_REMOTE_WRITE | FI_REMOTE_READ,
+	};
 
-	setenv("FI_PORTALS_TRANSPORT", "loop", 1);
-	memset(p, 0, sizeof(*p));
-	hints->caps = RP_CAPS;
-	hints->addr_format = FI_SOCKADDR_IN;
-	hints->domain_attr->mr_mode = mr_mode;
-	/* fi_getinfo asks for none of them: the application chooses */
-	test_env_open_mr(&p->env, hints, mr_mode);
+	pair_open_opts(p, &o);
 	cr_assert_eq(p->env.info->domain_attr->mr_mode & ~FI_MR_ALLOCATED,
 		     mr_mode & ~FI_MR_ALLOCATED, "mr_mode %#x",
 		     p->env.info->domain_attr->mr_mode);
-	for (i = 0; i < 2; i++) {
-		struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_DATA,
-					 .wait_obj = FI_WAIT_UNSPEC };
-		struct fi_av_attr aa = { .type = FI_AV_TABLE };
-		struct fi_cntr_attr cta = { .events = FI_CNTR_EVENTS_COMP,
-					    .wait_obj = FI_WAIT_UNSPEC };
-		struct pair_side *s = &p->s[i];
-
-		cr_assert_eq(fi_endpoint(p->env.domain, p->env.info, &s->ep,
-					 NULL), 0);
-		cr_assert_eq(fi_cq_open(p->env.domain, &ca, &s->cq, NULL), 0);
-		cr_assert_eq(fi_av_open(p->env.domain, &aa, &s->av, NULL), 0);
-		cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->tx_cntr,
-					  NULL), 0);
-		cr_assert_eq(fi_cntr_open(p->env.domain, &cta, &s->rx_cntr,
-					  NULL), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid,
-					FI_TRANSMIT | FI_RECV | cq_flags), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->tx_cntr->fid,
-					FI_SEND | FI_WRITE | FI_READ), 0);
-		cr_assert_eq(fi_ep_bind(s->ep, &s->rx_cntr->fid,
-					FI_RECV | FI_REMOTE_WRITE |
-					FI_REMOTE_READ), 0);
-		cr_assert_eq(fi_enable(s->ep), 0);
-		len[i] = sizeof(name[i]);
-		cr_assert_eq(fi_getname(&s->ep->fid, name[i], &len[i]), 0);
-	}
-	for (i = 0; i < 2; i++) {
-		cr_assert_eq(fi_av_insert(p->s[i].av, name[!i], 1,
-					  &p->s[i].peer, 0, NULL), 1);
-		cr_assert_eq(fi_av_insert(p->s[i].av, name[i], 1,
-					  &p->s[i].self, 0, NULL), 1);
-	}
 }
 
 static inline struct fid_mr *rp_reg(struct pair *p, void *buf, size_t len,

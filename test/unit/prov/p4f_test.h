@@ -9,8 +9,15 @@
 #define P4F_TEST_H
 
 #include <criterion/criterion.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -42,9 +49,11 @@ static inline struct fi_info *test_hints(void)
 	return hints;
 }
 
-/* fi_getinfo + fi_fabric + fi_domain on the first entry. hints may be NULL. */
-/* As test_env_open, with mr_mode bits set on the info fi_domain gets (an
- * application's choice among the modes its hints offered). */
+/*
+ * fi_getinfo + fi_fabric + fi_domain on the first entry (hints may be
+ * NULL), with mr_mode bits set on the info fi_domain gets (an
+ * application's choice among the modes its hints offered).
+ */
 static inline void test_env_open_mr(struct test_env *env,
 				    struct fi_info *hints, int mr_mode)
 {
@@ -77,6 +86,60 @@ static inline void test_env_close(struct test_env *env)
 	fi_freeinfo(env->info);
 	fi_freeinfo(env->hints);
 	memset(env, 0, sizeof(*env));
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static inline uint64_t test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void test_close_ok(struct fid *fid)
+{
+	int ret = fi_close(fid);
+
+	cr_assert_eq(ret, 0, "fi_close: %s", fi_strerror(-ret));
+}
+
+/* poll(2) on one fd for POLLIN: 1 readable, 0 not within timeout ms. */
+static inline int test_poll_fd(int fd, int timeout)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, timeout);
+}
+
+/*
+ * Wait until thread tid sleeps in poll(2), so that what ends its wait is
+ * the wake-up under test. Reads /proc/self/task/<tid>/syscall; should that
+ * be unavailable, falls back to a short pause.
+ */
+static inline void test_wait_until_polling(volatile pid_t *tid)
+{
+	char path[64];
+	long nr;
+	FILE *f;
+	int i;
+
+	while (!*tid)
+		sched_yield();
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
+	for (i = 0; i < 50000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+		if (nr == SYS_poll || nr == SYS_ppoll)
+			return;
+		usleep(100);
+	}
+	usleep(50 * 1000);
 }
 
 #endif /* P4F_TEST_H */

@@ -12,17 +12,6 @@
 
 static struct pair p;
 
-/* fi_tx/rx_size_left are deprecated in the API, not in the provider */
-static ssize_t tx_left(struct fid_ep *ep)
-{
-	return ep->ops->tx_size_left(ep);
-}
-
-static ssize_t rx_left(struct fid_ep *ep)
-{
-	return ep->ops->rx_size_left(ep);
-}
-
 #define CAPS (FI_TAGGED | FI_MSG | FI_TRIGGER)
 
 static void setup(void)
@@ -86,7 +75,7 @@ Test(alias, data_through_alias_uses_parent_state)
 	char src[8] = "alias", dst[8] = { 0 };
 	char name[2][64];
 	size_t len[2] = { sizeof(name[0]), sizeof(name[1]) };
-	ssize_t left = tx_left(p.s[0].ep);
+	ssize_t left = pair_tx_left(p.s[0].ep);
 	int sctx, rctx;
 
 	cr_assert_eq(fi_ep_alias(p.s[0].ep, &alias, FI_TRANSMIT), 0);
@@ -97,7 +86,7 @@ Test(alias, data_through_alias_uses_parent_state)
 	cr_expect_eq(memcmp(name[0], name[1], len[0]), 0, "same address");
 	cr_assert_eq(fi_trecv(ralias, dst, sizeof(dst), NULL, FI_ADDR_UNSPEC,
 			      3, 0, &rctx), 0);
-	cr_expect_eq(rx_left(ralias), rx_left(p.s[1].ep));
+	cr_expect_eq(pair_rx_left(ralias), pair_rx_left(p.s[1].ep));
 	cr_assert_eq(fi_tsend(alias, src, sizeof(src), NULL, p.s[0].peer, 3,
 			      &sctx), 0);
 	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
@@ -106,8 +95,8 @@ Test(alias, data_through_alias_uses_parent_state)
 	cr_assert_eq(pair_read(&p, 0, &e, NULL), 1, "on the parent's CQ");
 	cr_expect_eq(e.op_context, &sctx);
 	cr_expect_eq(fi_cntr_read(p.s[0].tx_cntr), 1);
-	cr_expect_eq(tx_left(p.s[0].ep), left, "slot given back");
-	cr_expect_eq(tx_left(alias), left);
+	cr_expect_eq(pair_tx_left(p.s[0].ep), left, "slot given back");
+	cr_expect_eq(pair_tx_left(alias), left);
 	/* cancel through the alias reaches the parent's receives */
 	cr_assert_eq(fi_trecv(ralias, dst, sizeof(dst), NULL, FI_ADDR_UNSPEC,
 			      4, 0, &rctx), 0);

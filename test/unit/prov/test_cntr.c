@@ -17,52 +17,11 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "p4f.h"
-#include "p4f_test.h"
+#include "p4f_static_test.h"
 
-struct cntr_env {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-};
-
-static struct cntr_env env;
-
-static void cntr_setup(void)
-{
-	struct fi_info *hints = test_hints();
-	int ret;
-
-	ret = p4f_getinfo(TEST_FI_VERSION, NULL, NULL, 0, hints, &env.info);
-	fi_freeinfo(hints);
-	cr_assert_eq(ret, 0, "p4f_getinfo: %s", fi_strerror(-ret));
-	ret = p4f_fabric_open(env.info->fabric_attr, &env.fabric, NULL);
-	cr_assert_eq(ret, 0, "p4f_fabric_open: %s", fi_strerror(-ret));
-	ret = fi_domain(env.fabric, env.info, &env.domain, NULL);
-	cr_assert_eq(ret, 0, "fi_domain: %s", fi_strerror(-ret));
-}
-
-static void cntr_teardown(void)
-{
-	if (env.domain)
-		cr_expect_eq(fi_close(&env.domain->fid), 0);
-	if (env.fabric)
-		cr_expect_eq(fi_close(&env.fabric->fid), 0);
-	fi_freeinfo(env.info);
-	memset(&env, 0, sizeof(env));
-}
-
-TestSuite(cntr, .init = cntr_setup, .fini = cntr_teardown, .timeout = 60);
+TestSuite(cntr, .init = static_setup, .fini = static_teardown, .timeout = 60);
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct fid_cntr *open_cntr(enum fi_wait_obj wait_obj,
 				  struct fid_wait *set)
@@ -79,13 +38,6 @@ static struct fid_cntr *open_cntr(enum fi_wait_obj wait_obj,
 	return cntr;
 }
 
-static void close_ok(struct fid *fid)
-{
-	int ret = fi_close(fid);
-
-	cr_assert_eq(ret, 0, "fi_close: %s", fi_strerror(-ret));
-}
-
 /* What a completing operation does: under the domain lock. */
 static void inc(struct fid_cntr *cntr, uint64_t n, bool err)
 {
@@ -97,42 +49,6 @@ static void inc(struct fid_cntr *cntr, uint64_t n, bool err)
 	else
 		p4f_cntr_inc_locked(p4f_cntr_of(cntr), n);
 	p4u_lock_release(&domain->lock);
-}
-
-static int poll_fd(int fd, int timeout)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, timeout);
-}
-
-/*
- * Wait until thread tid sleeps in poll(2), so that what ends its wait is
- * the wake-up under test. Reads /proc/self/task/<tid>/syscall; should that
- * be unavailable, falls back to a short pause.
- */
-static void wait_until_polling(volatile pid_t *tid)
-{
-	char path[64];
-	long nr;
-	FILE *f;
-	int i;
-
-	while (!*tid)
-		sched_yield();
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
-	for (i = 0; i < 50000; i++) {
-		f = fopen(path, "r");
-		if (!f)
-			break;
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-		if (nr == SYS_poll || nr == SYS_ppoll)
-			return;
-		usleep(100);
-	}
-	usleep(50 * 1000);
 }
 
 /* ---- values ------------------------------------------------------------ */
@@ -162,7 +78,7 @@ Test(cntr, add_set_and_errors_are_separate)
 	cr_assert_eq(fi_cntr_set(cntr, 0), 0);
 	cr_expect_eq(fi_cntr_read(cntr), 0);
 	cr_expect_eq(fi_cntr_readerr(cntr), 10);
-	close_ok(&cntr->fid);
+	test_close_ok(&cntr->fid);
 }
 
 Test(cntr, open_attributes_and_opsflags)
@@ -192,7 +108,7 @@ Test(cntr, open_attributes_and_opsflags)
 	cr_expect_eq(fi_cntr_wait(cntr, 1, 10), -FI_ETIMEDOUT);
 	cr_assert_eq(fi_cntr_add(cntr, 1), 0);
 	cr_expect_eq(fi_cntr_wait(cntr, 1, -1), 0);
-	close_ok(&cntr->fid);
+	test_close_ok(&cntr->fid);
 }
 
 /* ---- fi_cntr_wait ------------------------------------------------------ */
@@ -203,11 +119,11 @@ Test(cntr, wait_threshold_already_met)
 	uint64_t t0;
 
 	inc(cntr, 3, false);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	cr_expect_eq(fi_cntr_wait(cntr, 3, 20000), 0);
 	cr_expect_eq(fi_cntr_wait(cntr, 2, 20000), 0);
-	cr_expect_lt(now_ms() - t0, 10000);
-	close_ok(&cntr->fid);
+	cr_expect_lt(test_now_ms() - t0, 10000);
+	test_close_ok(&cntr->fid);
 }
 
 Test(cntr, wait_times_out)
@@ -216,12 +132,12 @@ Test(cntr, wait_times_out)
 	uint64_t t0;
 
 	inc(cntr, 3, false);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	cr_expect_eq(fi_cntr_wait(cntr, 4, 150), -FI_ETIMEDOUT);
-	cr_expect_geq(now_ms() - t0, 140, "returned before the timeout");
+	cr_expect_geq(test_now_ms() - t0, 140, "returned before the timeout");
 	cr_expect_eq(fi_cntr_wait(cntr, 4, 0), -FI_ETIMEDOUT);
 	cr_expect_eq(fi_cntr_readerr(cntr), 0, "timeout touched the errors");
-	close_ok(&cntr->fid);
+	test_close_ok(&cntr->fid);
 }
 
 struct wait_arg {
@@ -236,12 +152,12 @@ struct wait_arg {
 static void *wait_thread(void *p)
 {
 	struct wait_arg *arg = p;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = test_now_ms();
 
 	arg->tid = (pid_t)syscall(SYS_gettid);
 	arg->ret = fi_cntr_wait(arg->cntr, arg->threshold,
 				arg->timeout ? arg->timeout : 20000);
-	arg->elapsed = now_ms() - t0;
+	arg->elapsed = test_now_ms() - t0;
 	return NULL;
 }
 
@@ -250,7 +166,7 @@ static pthread_t start_waiter(struct wait_arg *arg)
 	pthread_t thread;
 
 	cr_assert_eq(pthread_create(&thread, NULL, wait_thread, arg), 0);
-	wait_until_polling(&arg->tid);
+	test_wait_until_polling(&arg->tid);
 	return thread;
 }
 
@@ -275,7 +191,7 @@ Test(cntr, wait_woken_by_increments_from_another_thread)
 	cr_expect_eq(arg.ret, 0);
 	cr_expect_geq(fi_cntr_read(arg.cntr), 10);
 	cr_expect_lt(arg.elapsed, 10000, "woken by the timeout");
-	close_ok(&arg.cntr->fid);
+	test_close_ok(&arg.cntr->fid);
 }
 
 Test(cntr, wait_woken_by_add_and_set)
@@ -297,7 +213,7 @@ Test(cntr, wait_woken_by_add_and_set)
 	pthread_join(thread, NULL);
 	cr_expect_eq(arg.ret, 0);
 	cr_expect_lt(arg.elapsed, 10000);
-	close_ok(&arg.cntr->fid);
+	test_close_ok(&arg.cntr->fid);
 }
 
 Test(cntr, wait_returns_eavail_when_errors_change)
@@ -318,7 +234,7 @@ Test(cntr, wait_returns_eavail_when_errors_change)
 	cr_assert_eq(fi_cntr_seterr(arg.cntr, 0), 0);
 	pthread_join(thread, NULL);
 	cr_expect_eq(arg.ret, -FI_EAVAIL);
-	close_ok(&arg.cntr->fid);
+	test_close_ok(&arg.cntr->fid);
 }
 
 /* ---- fds, trywait, wait sets, poll sets -------------------------------- */
@@ -331,17 +247,17 @@ Test(cntr, getwait_fd_and_trywait)
 
 	cr_assert_eq(fi_control(&cntr->fid, FI_GETWAIT, &fd), 0);
 	cr_assert_eq(fi_trywait(env.fabric, fids, 1), 0);
-	cr_expect_eq(poll_fd(fd, 0), 0);
+	cr_expect_eq(test_poll_fd(fd, 0), 0);
 	inc(cntr, 1, false);
-	cr_expect_eq(poll_fd(fd, 0), 1, "increment did not signal the fd");
+	cr_expect_eq(test_poll_fd(fd, 0), 1, "increment did not signal the fd");
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), -FI_EAGAIN);
 	cr_expect_eq(fi_cntr_read(cntr), 1);
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), 0, "change reported twice");
-	cr_expect_eq(poll_fd(fd, 0), 0);
+	cr_expect_eq(test_poll_fd(fd, 0), 0);
 	inc(cntr, 1, true);
-	cr_expect_eq(poll_fd(fd, 0), 1, "error did not signal the fd");
+	cr_expect_eq(test_poll_fd(fd, 0), 1, "error did not signal the fd");
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), -FI_EAGAIN);
-	close_ok(&cntr->fid);
+	test_close_ok(&cntr->fid);
 }
 
 Test(cntr, waitset_with_counter)
@@ -357,8 +273,8 @@ Test(cntr, waitset_with_counter)
 	cr_expect_eq(fi_wait(set, 20000), 0);
 	cr_expect_eq(fi_wait(set, 0), -FI_ETIMEDOUT, "one change, two wakes");
 	cr_expect_eq(fi_close(&set->fid), -FI_EBUSY);
-	close_ok(&cntr->fid);
-	close_ok(&set->fid);
+	test_close_ok(&cntr->fid);
+	test_close_ok(&set->fid);
 }
 
 Test(cntr, pollset_reports_changes_once)
@@ -389,23 +305,16 @@ Test(cntr, pollset_reports_changes_once)
 	cr_expect_eq(fi_poll(ps, ctx, 4), 0);
 
 	cr_expect_eq(fi_close(&a->fid), -FI_EBUSY, "closed while in a set");
-	close_ok(&ps->fid);
-	close_ok(&a->fid);
-	close_ok(&b->fid);
+	test_close_ok(&ps->fid);
+	test_close_ok(&a->fid);
+	test_close_ok(&b->fid);
 }
 
 Test(cntr, close_while_bound_to_endpoint_is_ebusy)
 {
 	struct fid_cntr *cntr = open_cntr(FI_WAIT_NONE, NULL);
-	struct fid_ep *ep;
-	int ret;
 
-	ret = fi_endpoint(env.domain, env.info, &ep, NULL);
-	cr_assert_eq(ret, 0, "fi_endpoint: %s", fi_strerror(-ret));
-	cr_assert_eq(fi_ep_bind(ep, &cntr->fid, FI_SEND | FI_RECV), 0);
-	cr_expect_eq(fi_close(&cntr->fid), -FI_EBUSY);
-	close_ok(&ep->fid);
-	close_ok(&cntr->fid);
+	static_close_while_bound(&cntr->fid, FI_SEND | FI_RECV);
 }
 
 Test(cntr, plugin_cntr_through_libfabric)
@@ -423,6 +332,6 @@ Test(cntr, plugin_cntr_through_libfabric)
 	cr_expect_eq(fi_cntr_wait(cntr, 4, 20000), 0);
 	cr_expect_eq(fi_cntr_wait(cntr, 5, 50), -FI_ETIMEDOUT);
 	cr_expect_eq(fi_close(&real.domain->fid), -FI_EBUSY, "counter holds it");
-	close_ok(&cntr->fid);
+	test_close_ok(&cntr->fid);
 	test_env_close(&real);
 }

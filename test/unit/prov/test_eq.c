@@ -18,48 +18,12 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "p4f.h"
-#include "p4f_test.h"
+#include "p4f_static_test.h"
 
-struct eq_env {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-};
-
-static struct eq_env env;
-
-static void eq_setup(void)
-{
-	struct fi_info *hints = test_hints();
-	int ret;
-
-	ret = p4f_getinfo(TEST_FI_VERSION, NULL, NULL, 0, hints, &env.info);
-	fi_freeinfo(hints);
-	cr_assert_eq(ret, 0, "p4f_getinfo: %s", fi_strerror(-ret));
-	ret = p4f_fabric_open(env.info->fabric_attr, &env.fabric, NULL);
-	cr_assert_eq(ret, 0, "p4f_fabric_open: %s", fi_strerror(-ret));
-}
-
-static void eq_teardown(void)
-{
-	/* 0 proves every EQ and wait set gave its fabric reference back */
-	if (env.fabric)
-		cr_expect_eq(fi_close(&env.fabric->fid), 0);
-	fi_freeinfo(env.info);
-	memset(&env, 0, sizeof(env));
-}
-
-TestSuite(eq, .init = eq_setup, .fini = eq_teardown, .timeout = 60);
+TestSuite(eq, .init = static_setup_fabric, .fini = static_teardown,
+	  .timeout = 60);
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct fid_eq *open_eq(size_t size, uint64_t flags,
 			      enum fi_wait_obj wait_obj)
@@ -73,13 +37,6 @@ static struct fid_eq *open_eq(size_t size, uint64_t flags,
 	ret = fi_eq_open(env.fabric, &attr, &eq, NULL);
 	cr_assert_eq(ret, 0, "fi_eq_open: %s", fi_strerror(-ret));
 	return eq;
-}
-
-static void close_ok(struct fid *fid)
-{
-	int ret = fi_close(fid);
-
-	cr_assert_eq(ret, 0, "fi_close: %s", fi_strerror(-ret));
 }
 
 static void write_notify(struct fid_eq *eq, uintptr_t i)
@@ -118,13 +75,6 @@ static void write_error(struct fid_eq *eq, int err, const void *data,
 		     sizeof(entry));
 }
 
-static int poll_fd(int fd, int timeout)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	return poll(&pfd, 1, timeout);
-}
-
 /* ---- write, read, peek ------------------------------------------------- */
 
 Test(eq, write_read_peek_in_order)
@@ -145,7 +95,7 @@ Test(eq, write_read_peek_in_order)
 		     -FI_EAGAIN);
 	cr_expect_eq(fi_eq_read(eq, &event, &entry, sizeof(entry), FI_SEND),
 		     -FI_EBADFLAGS);
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 Test(eq, holds_exactly_size_events)
@@ -164,7 +114,7 @@ Test(eq, holds_exactly_size_events)
 	write_notify(eq, 4);	/* room again */
 	for (i = 1; i < 5; i++)
 		expect_notify(eq, i, 0);
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 Test(eq, write_needs_fi_write_and_a_real_event)
@@ -183,8 +133,8 @@ Test(eq, write_needs_fi_write_and_a_real_event)
 	/* the provider's own path works without FI_WRITE */
 	cr_expect_eq(p4f_eq_write_event(p4f_eq_of(eq), FI_AV_COMPLETE, &entry,
 					sizeof(entry), 0), sizeof(entry));
-	close_ok(&eq->fid);
-	close_ok(&weq->fid);
+	test_close_ok(&eq->fid);
+	test_close_ok(&weq->fid);
 }
 
 /* Every event kind fi_eq(3) lists goes through, data copied at write. */
@@ -227,7 +177,7 @@ Test(eq, every_event_kind_round_trips)
 		cr_expect_eq(cmr.hdr.fid, &eq->fid);
 		cr_expect_arr_eq(cmr.data, cmw.data, sizeof(cmw.data));
 	}
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 /* CM data is cut to the buffer; a plain event must fit whole. */
@@ -252,7 +202,7 @@ Test(eq, short_buffers)
 		     sizeof(cmr.hdr) + 4);
 	cr_expect_arr_eq(cmr.data, "conn", 4);
 	cr_expect_eq(cmr.data[4], '\0');
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -286,7 +236,7 @@ Test(eq, error_at_head_blocks_read_until_readerr)
 	expect_notify(eq, 1, 0);
 	cr_expect_str_eq(fi_eq_strerror(eq, FI_EIO, NULL, NULL, 0),
 			 fi_strerror(FI_EIO));
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 Test(eq, readerr_err_data_by_api_version)
@@ -317,7 +267,7 @@ Test(eq, readerr_err_data_by_api_version)
 	cr_expect_eq(err.err_data_size, sizeof(data));
 	cr_expect_arr_eq(err.err_data, data, sizeof(data));
 
-	close_ok(&eq->fid);	/* with an error entry still queued */
+	test_close_ok(&eq->fid);	/* with an error entry still queued */
 
 	/* an application built for 1.4: no err_data_size field at all */
 
@@ -332,7 +282,7 @@ Test(eq, readerr_err_data_by_api_version)
 	cr_expect_neq(err.err_data, mine);
 	cr_expect_arr_eq(err.err_data, data, sizeof(data));
 	cr_expect_eq(err.err_data_size, 0xfeed, "written past a 1.4 entry");
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 }
 
 /* ---- sread, FI_GETWAIT, trywait, wait sets ----------------------------- */
@@ -343,52 +293,23 @@ Test(eq, sread_timeout_and_immediate)
 	struct fid_eq *none = open_eq(8, FI_WRITE, FI_WAIT_NONE);
 	struct fi_eq_entry entry;
 	uint32_t event;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = test_now_ms();
 
 	cr_expect_eq(fi_eq_sread(eq, &event, &entry, sizeof(entry), 150, 0),
 		     -FI_EAGAIN);
-	cr_expect_geq(now_ms() - t0, 140, "returned before the timeout");
+	cr_expect_geq(test_now_ms() - t0, 140, "returned before the timeout");
 	write_notify(eq, 4);
-	t0 = now_ms();
+	t0 = test_now_ms();
 	cr_expect_eq(fi_eq_sread(eq, &event, &entry, sizeof(entry), 20000,
 				 FI_PEEK), sizeof(entry));
 	cr_expect_eq(fi_eq_sread(eq, &event, &entry, sizeof(entry), 20000, 0),
 		     sizeof(entry), "peek consumed the event");
-	cr_expect_lt(now_ms() - t0, 10000);
+	cr_expect_lt(test_now_ms() - t0, 10000);
 	cr_expect_eq(entry.context, (void *)0x104);
 	cr_expect_eq(fi_eq_sread(none, &event, &entry, sizeof(entry), 10, 0),
 		     -FI_EINVAL);
-	close_ok(&eq->fid);
-	close_ok(&none->fid);
-}
-
-/*
- * Wait until thread tid sleeps in poll(2), so that what ends its wait is
- * the wake-up under test. Reads /proc/self/task/<tid>/syscall; should that
- * be unavailable, falls back to a short pause.
- */
-static void wait_until_polling(volatile pid_t *tid)
-{
-	char path[64];
-	long nr;
-	FILE *f;
-	int i;
-
-	while (!*tid)
-		sched_yield();
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
-	for (i = 0; i < 50000; i++) {
-		f = fopen(path, "r");
-		if (!f)
-			break;
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-		if (nr == SYS_poll || nr == SYS_ppoll)
-			return;
-		usleep(100);
-	}
-	usleep(50 * 1000);
+	test_close_ok(&eq->fid);
+	test_close_ok(&none->fid);
 }
 
 struct eq_sread_arg {
@@ -402,13 +323,13 @@ struct eq_sread_arg {
 static void *eq_sread_thread(void *p)
 {
 	struct eq_sread_arg *arg = p;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = test_now_ms();
 	uint32_t event;
 
 	arg->tid = (pid_t)syscall(SYS_gettid);
 	arg->ret = fi_eq_sread(arg->eq, &event, &arg->entry,
 			       sizeof(arg->entry), 20000, 0);
-	arg->elapsed = now_ms() - t0;
+	arg->elapsed = test_now_ms() - t0;
 	return NULL;
 }
 
@@ -419,13 +340,13 @@ Test(eq, sread_woken_by_writer_thread)
 
 	arg.eq = open_eq(8, FI_WRITE, FI_WAIT_UNSPEC);
 	cr_assert_eq(pthread_create(&thread, NULL, eq_sread_thread, &arg), 0);
-	wait_until_polling(&arg.tid);
+	test_wait_until_polling(&arg.tid);
 	write_notify(arg.eq, 8);
 	pthread_join(thread, NULL);
 	cr_assert_eq(arg.ret, sizeof(arg.entry));
 	cr_expect_eq(arg.entry.context, (void *)0x108);
 	cr_expect_lt(arg.elapsed, 10000);
-	close_ok(&arg.eq->fid);
+	test_close_ok(&arg.eq->fid);
 }
 
 Test(eq, getwait_fd_and_trywait)
@@ -439,16 +360,16 @@ Test(eq, getwait_fd_and_trywait)
 	cr_assert_eq(fi_control(&eq->fid, FI_GETWAITOBJ, &obj), 0);
 	cr_expect_eq(obj, FI_WAIT_FD);
 	cr_assert_eq(fi_trywait(env.fabric, fids, 1), 0);
-	cr_expect_eq(poll_fd(fd, 0), 0);
+	cr_expect_eq(test_poll_fd(fd, 0), 0);
 	write_notify(eq, 0);
-	cr_expect_eq(poll_fd(fd, 0), 1, "event written, fd not readable");
+	cr_expect_eq(test_poll_fd(fd, 0), 1, "event written, fd not readable");
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), -FI_EAGAIN);
 	expect_notify(eq, 0, 0);
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), 0);
-	cr_expect_eq(poll_fd(fd, 0), 0, "trywait left the fd readable");
+	cr_expect_eq(test_poll_fd(fd, 0), 0, "trywait left the fd readable");
 	write_notify(eq, 1);	/* the second cycle needs trywait to re-arm */
-	cr_expect_eq(poll_fd(fd, 0), 1, "second event did not signal");
-	close_ok(&eq->fid);
+	cr_expect_eq(test_poll_fd(fd, 0), 1, "second event did not signal");
+	test_close_ok(&eq->fid);
 }
 
 Test(eq, waitset_member)
@@ -472,8 +393,8 @@ Test(eq, waitset_member)
 	expect_notify(eq, 1, 0);
 	cr_expect_eq(fi_trywait(env.fabric, fids, 1), 0);
 	cr_expect_eq(fi_close(&set->fid), -FI_EBUSY);
-	close_ok(&eq->fid);
-	close_ok(&set->fid);
+	test_close_ok(&eq->fid);
+	test_close_ok(&set->fid);
 }
 
 Test(eq, waitset_of_another_fabric_refused)
@@ -492,8 +413,8 @@ Test(eq, waitset_of_another_fabric_refused)
 	cr_expect_eq(fi_eq_open(env.fabric, &attr, &eq, NULL), -FI_EINVAL);
 	wattr.wait_obj = FI_WAIT_MUTEX_COND;
 	cr_expect_eq(fi_wait_open(other, &wattr, &set), -FI_ENOSYS);
-	close_ok(&set->fid);
-	close_ok(&other->fid);
+	test_close_ok(&set->fid);
+	test_close_ok(&other->fid);
 }
 
 /* ---- lifetime ---------------------------------------------------------- */
@@ -506,8 +427,8 @@ Test(eq, close_while_bound_is_ebusy)
 	cr_assert_eq(fi_domain(env.fabric, env.info, &domain, NULL), 0);
 	cr_assert_eq(fi_domain_bind(domain, &eq->fid, 0), 0);
 	cr_expect_eq(fi_close(&eq->fid), -FI_EBUSY);
-	close_ok(&domain->fid);
-	close_ok(&eq->fid);
+	test_close_ok(&domain->fid);
+	test_close_ok(&eq->fid);
 }
 
 Test(eq, open_attributes)
@@ -517,7 +438,7 @@ Test(eq, open_attributes)
 	uintptr_t i;
 
 	cr_assert_eq(fi_eq_open(env.fabric, &attr, &eq, NULL), 0);
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 	attr.flags = FI_SEND;
 	cr_expect_eq(fi_eq_open(env.fabric, &attr, &eq, NULL), -FI_EBADFLAGS);
 	attr.flags = 0;
@@ -527,7 +448,7 @@ Test(eq, open_attributes)
 	eq = open_eq(0, FI_WRITE, FI_WAIT_NONE);
 	for (i = 0; i < 512; i++)
 		write_notify(eq, i);
-	close_ok(&eq->fid);	/* queued events are freed, not leaked */
+	test_close_ok(&eq->fid);	/* queued events are freed, not leaked */
 }
 
 Test(eq, plugin_eq_through_libfabric)
@@ -542,11 +463,11 @@ Test(eq, plugin_eq_through_libfabric)
 	cr_assert_eq(fi_eq_open(real.fabric, &attr, &eq, NULL), 0);
 	for (i = 0; i < 4; i++)
 		write_notify(eq, i);
-	close_ok(&real.domain->fid);
+	test_close_ok(&real.domain->fid);
 	real.domain = NULL;
 	cr_expect_eq(fi_close(&real.fabric->fid), -FI_EBUSY, "EQ holds it");
 	for (i = 0; i < 4; i++)
 		expect_notify(eq, i, 0);
-	close_ok(&eq->fid);
+	test_close_ok(&eq->fid);
 	test_env_close(&real);
 }

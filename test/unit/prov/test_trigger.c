@@ -15,17 +15,6 @@
 
 static struct pair p;
 
-/* fi_tx/rx_size_left are deprecated in the API, not in the provider */
-static ssize_t tx_left(struct fid_ep *ep)
-{
-	return ep->ops->tx_size_left(ep);
-}
-
-static ssize_t rx_left(struct fid_ep *ep)
-{
-	return ep->ops->rx_size_left(ep);
-}
-
 #define CAPS (FI_TAGGED | FI_MSG | FI_TRIGGER)
 
 static struct fid_cntr *trig_cntr;	/* triggering counter */
@@ -231,7 +220,7 @@ Test(trigger, bad_trigger_contexts)
 	cr_expect_eq(fi_tsendmsg(p.s[0].ep, &msg, FI_TRIGGER), -FI_EINVAL);
 	msg.context = NULL;
 	cr_expect_eq(fi_tsendmsg(p.s[0].ep, &msg, FI_TRIGGER), -FI_EINVAL);
-	cr_expect_eq(tx_left(p.s[0].ep), tx_left(p.s[1].ep),
+	cr_expect_eq(pair_tx_left(p.s[0].ep), pair_tx_left(p.s[1].ep),
 		     "refused posts hold no slot");
 }
 
@@ -263,8 +252,8 @@ static int queue_msg(enum fi_op_type type, int side, void *buf,
 Test(trigger, deferred_send_recv_counts_and_stays_silent)
 {
 	char src[16] = "deferred", dst[16] = { 0 };
-	ssize_t tx0 = tx_left(p.s[0].ep);
-	ssize_t rx0 = rx_left(p.s[1].ep);
+	ssize_t tx0 = pair_tx_left(p.s[0].ep);
+	ssize_t rx0 = pair_rx_left(p.s[1].ep);
 	int i;
 
 	cr_assert_eq(queue_msg(FI_OP_RECV, 1, dst, sizeof(dst), 0, 2,
@@ -282,8 +271,8 @@ Test(trigger, deferred_send_recv_counts_and_stays_silent)
 	both_quiet();
 	cr_expect_eq(fi_cntr_read(p.s[0].tx_cntr), 0);
 	cr_expect_eq(fi_cntr_read(p.s[1].rx_cntr), 0);
-	cr_expect_eq(tx_left(p.s[0].ep), tx0);
-	cr_expect_eq(rx_left(p.s[1].ep), rx0);
+	cr_expect_eq(pair_tx_left(p.s[0].ep), tx0);
+	cr_expect_eq(pair_rx_left(p.s[1].ep), rx0);
 }
 
 Test(trigger, deferred_with_completion_writes_cq)
@@ -418,7 +407,7 @@ Test(trigger, cancel_one_request_keeps_the_others)
 		.op_type = FI_OP_CNTR_ADD, .op.cntr = &a1,
 	}, w2 = w1, w3 = w1;
 	char dst[8] = { 0 }, src[8] = "kept";
-	ssize_t left = rx_left(p.s[1].ep);
+	ssize_t left = pair_rx_left(p.s[1].ep);
 
 	w2.op.cntr = &a2;
 	w3.op.cntr = &a3;
@@ -428,7 +417,7 @@ Test(trigger, cancel_one_request_keeps_the_others)
 	/* a receive with FI_COMPLETION holds a slot until it fires */
 	cr_assert_eq(queue_msg(FI_OP_RECV, 1, dst, sizeof(dst),
 			       FI_COMPLETION, 2, NULL, NULL), 0);
-	cr_expect_eq(rx_left(p.s[1].ep), left - 1);
+	cr_expect_eq(pair_rx_left(p.s[1].ep), left - 1);
 	cr_assert_eq(fi_control(&p.env.domain->fid, FI_QUEUE_WORK, &w3), 0);
 	cr_assert_eq(fi_cntr_add(trig_cntr, 1), 0);
 	cr_expect_eq(fi_cntr_read(comp_cntr), 100, "w3 fired");
@@ -448,25 +437,25 @@ Test(trigger, flush_cancels_everything_and_gives_slots_back)
 {
 	char dst[8] = { 0 }, src[8] = "none";
 	struct fi_triggered_context tctx;
-	ssize_t rx0 = rx_left(p.s[1].ep);
-	ssize_t tx0 = tx_left(p.s[0].ep);
+	ssize_t rx0 = pair_rx_left(p.s[1].ep);
+	ssize_t tx0 = pair_tx_left(p.s[0].ep);
 	struct fi_deferred_work work = { .triggering_cntr = trig_cntr };
 
 	cr_assert_eq(queue_msg(FI_OP_RECV, 1, dst, sizeof(dst),
 			       FI_COMPLETION, 1, NULL, NULL), 0);
 	trig_tsend(src, sizeof(src), 1, trig_cntr, 1, &tctx);
-	cr_expect_eq(rx_left(p.s[1].ep), rx0 - 1);
-	cr_expect_eq(tx_left(p.s[0].ep), tx0 - 1);
+	cr_expect_eq(pair_rx_left(p.s[1].ep), rx0 - 1);
+	cr_expect_eq(pair_tx_left(p.s[0].ep), tx0 - 1);
 	cr_assert_eq(fi_control(&p.env.domain->fid, FI_FLUSH_WORK, NULL), 0);
-	cr_expect_eq(rx_left(p.s[1].ep), rx0);
-	cr_expect_eq(tx_left(p.s[0].ep), tx0);
+	cr_expect_eq(pair_rx_left(p.s[1].ep), rx0);
+	cr_expect_eq(pair_tx_left(p.s[0].ep), tx0);
 	cr_assert_eq(fi_cntr_add(trig_cntr, 5), 0);
 	both_quiet();
 	cr_expect_str_eq(dst, "");
 	/* by counter, too */
 	trig_tsend(src, sizeof(src), 1, trig_cntr, 10, &tctx);
 	cr_assert_eq(fi_control(&p.env.domain->fid, FI_FLUSH_WORK, &work), 0);
-	cr_expect_eq(tx_left(p.s[0].ep), tx0);
+	cr_expect_eq(pair_tx_left(p.s[0].ep), tx0);
 }
 
 /* Closing with triggered work pending drops it, cleanly. */
@@ -485,7 +474,7 @@ Test(trigger, close_with_work_pending)
 	trig_tsend(src, sizeof(src), 1, c2, 1, &tctx);
 	post_trecv(dst, sizeof(dst), NULL);
 	cr_assert_eq(fi_close(&c2->fid), 0);
-	cr_expect_eq(tx_left(p.s[0].ep), tx_left(p.s[1].ep),
+	cr_expect_eq(pair_tx_left(p.s[0].ep), pair_tx_left(p.s[1].ep),
 		     "the dropped send gave its slot back");
 	both_quiet();
 	cr_expect_eq(fi_cntr_read(comp_cntr), 0);
