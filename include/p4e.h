@@ -570,6 +570,9 @@ size_t p4e_atomic_type_size(enum p4e_atomic_type type);
  * post whose threshold is already met fires before the call returns.
  */
 #define P4E_TRIG_SUCCESS_ONLY 0x1
+/* [ext] p4e_trig_ct_set: set the success value only, keep the failure
+ * value (libfabric's deferred FI_OP_CNTR_SET, like fi_cntr_set). */
+#define P4E_TRIG_SET_SUCCESS 0x2
 
 struct p4e_trig {
 	uint64_t ct;

@@ -110,7 +110,7 @@ struct p4e_trig_op {
 	unsigned flags;			/* P4E_TRIG_* */
 	uint64_t ct;			/* the triggering CT */
 	struct p4e_ni *ni;
-	struct p4e_xfer xfer;
+	struct p4e_xfer xfer;		/* .iov: our copy of the caller's */
 	uint64_t target_ct;		/* CT_INC / CT_SET */
 	struct p4e_ct_event ct_val;
 	uint64_t me;			/* ME_APPEND / ME_UNLINK */

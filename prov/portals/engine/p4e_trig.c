@@ -12,6 +12,9 @@
  */
 #include <config.h>
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "p4e_priv.h"
 
 static bool p4e_trig_due(const struct p4e_ct *ct, const struct p4e_trig_op *t)
@@ -79,6 +82,7 @@ static void p4e_trig_free(struct p4e_dom *dom, struct p4e_trig_op *t)
 		if (md)
 			md->pending--;
 	}
+	free((void *)t->xfer.iov);
 	p4u_pool_free(&dom->trigs, t);
 }
 
@@ -159,7 +163,10 @@ static int p4e_trig_fire(struct p4e_dom *dom, struct p4e_trig_op *t)
 		ct = p4e_ct_lookup(dom, t->target_ct);
 		if (!ct)
 			break;	/* freed meanwhile: nothing to do */
-		if (t->kind == P4E_TRIG_CT_SET) {
+		if (t->kind == P4E_TRIG_CT_SET &&
+		    (t->flags & P4E_TRIG_SET_SUCCESS)) {
+			ct->val.success = t->ct_val.success;
+		} else if (t->kind == P4E_TRIG_CT_SET) {
 			ct->val = t->ct_val;
 		} else {
 			ct->val.success += t->ct_val.success;
@@ -211,7 +218,11 @@ static int p4e_trig_post(struct p4e_dom *dom, struct p4e_trig_op *t,
 {
 	struct p4e_ct *ct = p4e_ct_lookup(dom, trig->ct);
 
-	if (!ct || (trig->flags & ~P4E_TRIG_SUCCESS_ONLY)) {
+	if (!ct || (trig->flags &
+		    ~(unsigned)(P4E_TRIG_SUCCESS_ONLY | P4E_TRIG_SET_SUCCESS)) ||
+	    ((trig->flags & P4E_TRIG_SET_SUCCESS) &&
+	     t->kind != P4E_TRIG_CT_SET)) {
+		free((void *)t->xfer.iov);
 		p4u_pool_free(&dom->trigs, t);
 		return -FI_EINVAL;
 	}
@@ -248,6 +259,17 @@ static int p4e_trig_xfer(struct p4e_ni *ni, enum p4e_trig_kind kind,
 	t->kind = kind;
 	t->ni = ni;
 	t->xfer = *xfer;
+	/* the caller's iovec array may be gone when the op fires */
+	if (xfer->iovcnt) {
+		struct iovec *iov = malloc(xfer->iovcnt * sizeof(*iov));
+
+		if (!iov) {
+			p4u_pool_free(&dom->trigs, t);
+			return -FI_ENOMEM;
+		}
+		memcpy(iov, xfer->iov, xfer->iovcnt * sizeof(*iov));
+		t->xfer.iov = iov;
+	}
 	md = p4u_pool_lookup(&ni->mds, xfer->md);
 	if (md)
 		md->pending++;

@@ -25,9 +25,8 @@
  * Domain lock held throughout.
  *
  * RMA and atomics are built by the RMA layer's *_prep_locked functions
- * (p4f_rma.h), as for an immediate post. Not here: local buffers given
- * as more than one iovec for sends, RMA and atomics, and more than one
- * remote range (-FI_ENOSYS).
+ * (p4f_rma.h), as for an immediate post. Not here: more than one remote
+ * range for RMA and atomics (-FI_ENOSYS).
  */
 #include <config.h>
 
@@ -58,7 +57,7 @@ struct p4f_trig_rec {
 	/* P4F_TRIG_APPEND: desc.start points into iov when it is an iovec */
 	uint32_t pt;
 	struct p4e_me_desc desc;
-	struct iovec iov[P4F_IOV_LIMIT];
+	struct iovec iov[P4F_IOV_LIMIT];	/* and xfer.iov, for XFER */
 	void *user_ptr;
 	uint64_t user_flags;
 	uint64_t me;
@@ -382,8 +381,8 @@ ssize_t p4f_trigger_xfer_locked(struct p4f_ep *ep, enum p4f_trig_xfer_op op,
 	int ret;
 
 	p4u_lock_assert_held(&ep->domain->lock);
-	if (x->iovcnt > 1)
-		return -FI_ENOSYS;	/* the engine keeps x->iov until it fires */
+	if (x->iovcnt > P4F_IOV_LIMIT)
+		return -FI_EINVAL;
 	rec = p4f_trig_rec_alloc(ep, req, context, flags, &ret);
 	if (!rec)
 		return ret;
@@ -398,8 +397,12 @@ ssize_t p4f_trigger_xfer_locked(struct p4f_ep *ep, enum p4f_trig_xfer_op op,
 	rec->kind = P4F_TRIG_XFER;
 	rec->op = op;
 	rec->xfer = *x;
-	rec->xfer.iov = NULL;
-	rec->xfer.iovcnt = 0;
+	/* FI_CANCEL_WORK may post it again: keep the iovec array (the
+	 * engine copies it too, for when the op fires) */
+	if (x->iovcnt) {
+		memcpy(rec->iov, x->iov, x->iovcnt * sizeof(*x->iov));
+		rec->xfer.iov = rec->iov;
+	}
 	/* a sink event will give the slot back */
 	rec->counted_tx = eq;
 	if (eq)
@@ -704,11 +707,9 @@ static int p4f_trig_queue_cntr(struct p4f_domain *domain,
 	rec->work = work;
 	rec->target_ct = p4f_cntr_ct(target);
 	rec->val.success = op->value;
-	/*
-	 * The engine's set replaces both values when it fires: a deferred
-	 * FI_OP_CNTR_SET sets the success value and clears the error value
-	 * (documented in fi_portals.7).
-	 */
+	/* like fi_cntr_set: the error value stays */
+	if (rec->kind == P4F_TRIG_CT_SET)
+		rec->trig.flags |= P4E_TRIG_SET_SUCCESS;
 	p4u_lock_acquire(&domain->lock);
 	ret = p4f_trig_rec_submit(domain, rec);
 	p4u_lock_release(&domain->lock);

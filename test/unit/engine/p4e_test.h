@@ -32,6 +32,13 @@ static inline bool eng_is_loop(void)
 	return !t || strcmp(t, "tcp");
 }
 
+/* For tests that step the loop transport one message at a time. */
+static inline void eng_need_loop(const char *why)
+{
+	if (!eng_is_loop())
+		cr_skip_test("loop transport only: %s", why);
+}
+
 /* Transport and listening address of every NI the fixture makes. */
 static inline void eng_attr_transport(struct p4e_ni_attr *attr)
 {

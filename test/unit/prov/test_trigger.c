@@ -176,6 +176,40 @@ Test(trigger, chain_through_completion_counter)
 	cr_expect_eq(fi_cntr_read(p.s[0].tx_cntr), 4);
 }
 
+/* A triggered send gathers several iovecs; the caller's array is gone
+ * (overwritten) before the send fires. */
+Test(trigger, triggered_send_of_several_iovecs)
+{
+	struct fi_triggered_context tctx;
+	struct fi_cq_tagged_entry e;
+	char a[5] = "trig", b[6] = "gered", c[3] = "!!", dst[32] = { 0 };
+	struct iovec iov[3] = {
+		{ .iov_base = a, .iov_len = 4 },
+		{ .iov_base = b, .iov_len = 5 },
+		{ .iov_base = c, .iov_len = 3 },
+	};
+	struct fi_msg_tagged msg = {
+		.msg_iov = iov, .iov_count = 3, .addr = p.s[0].peer,
+		.tag = 9, .context = &tctx,
+	};
+	int rctx;
+
+	post_trecv(dst, sizeof(dst), &rctx);
+	tctx.event_type = FI_TRIGGER_THRESHOLD;
+	tctx.trigger.threshold.cntr = trig_cntr;
+	tctx.trigger.threshold.threshold = 1;
+	cr_assert_eq(fi_tsendmsg(p.s[0].ep, &msg, FI_TRIGGER | FI_COMPLETION),
+		     0);
+	memset(iov, 0, sizeof(iov));
+	both_quiet();
+	cr_assert_eq(fi_cntr_add(trig_cntr, 1), 0);
+	cr_assert_eq(pair_read(&p, 1, &e, NULL), 1);
+	cr_expect_eq(e.len, 12);
+	cr_expect_str_eq(dst, "triggered!!");
+	cr_assert_eq(pair_read(&p, 0, &e, NULL), 1);
+	cr_expect_eq(e.op_context, &tctx);
+}
+
 /* A triggered receive is appended when it fires: before that, the
  * message waits unexpected. */
 Test(trigger, triggered_receive)
@@ -352,6 +386,7 @@ Test(trigger, deferred_counter_operations_chain)
 		.op_type = FI_OP_CNTR_SET, .op.cntr = &set,
 	};
 
+	cr_assert_eq(fi_cntr_seterr(c2, 2), 0);
 	cr_assert_eq(fi_control(&p.env.domain->fid, FI_QUEUE_WORK, &work), 0);
 	/* c2 reaching 5 adds 3 to comp_cntr: a chain */
 	work.triggering_cntr = c2;
@@ -363,6 +398,7 @@ Test(trigger, deferred_counter_operations_chain)
 	cr_expect_eq(fi_cntr_read(comp_cntr), 0);
 	cr_assert_eq(fi_cntr_adderr(trig_cntr, 1), 0, "an error counts too");
 	cr_expect_eq(fi_cntr_read(c2), 5);
+	cr_expect_eq(fi_cntr_readerr(c2), 2, "a set leaves errors alone");
 	cr_expect_eq(fi_cntr_read(comp_cntr), 3);
 	/* completion_cntr must be NULL for counter operations */
 	work.completion_cntr = comp_cntr;
