@@ -35,15 +35,10 @@ static int ptl_ct_enter(ptl_handle_ct_t h, struct ptl_ni **ni_p,
 			uint64_t *ct_p)
 {
 	struct ptl_slot *slot;
-	int ret = ptl_enter();
+	int ret = ptl_obj_enter(h, PTL_HT_CT, ni_p, &slot);
 
 	if (ret)
 		return ret;
-	slot = ptl_obj_lookup(h, PTL_HT_CT, ni_p);
-	if (!slot) {
-		ptl_leave();
-		return PTL_ARG_INVALID;
-	}
 	*ct_p = slot->eh;
 	return PTL_OK;
 }
@@ -53,12 +48,11 @@ PTL_EXPORT int PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t *ct_handle)
 	struct ptl_ni *ni;
 	uint64_t ct;
 	uint32_t h;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !ct_handle) {
+	if (!ct_handle) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
@@ -166,17 +160,9 @@ PTL_EXPORT int PtlCTPoll(const ptl_handle_ct_t *ct_handles,
 				goto out;
 			}
 		}
-		if (ptl_lib.abort_gen != abort_gen) {
-			ret = PTL_ABORTED;
+		if (!ptl_poll_idle_locked(abort_gen, deadline,
+					  PTL_CT_NONE_REACHED, &ret))
 			goto out;
-		}
-		if (ptl_progress_locked() > 0)
-			continue;
-		if (ptl_now_ms() >= deadline) {
-			ret = PTL_CT_NONE_REACHED;
-			goto out;
-		}
-		ptl_sleep_locked(deadline);
 	}
 out:
 	ptl_leave();
@@ -189,34 +175,6 @@ PTL_EXPORT int PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test,
 	unsigned which;
 
 	return PtlCTPoll(&ct_handle, &test, 1, PTL_TIME_FOREVER, event, &which);
-}
-
-PTL_EXPORT int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
-{
-	struct p4e_ct_event ev = { new_ct.success, new_ct.failure };
-	struct ptl_ni *ni;
-	uint64_t ct;
-	int ret = ptl_ct_enter(ct_handle, &ni, &ct);
-
-	if (ret)
-		return ret;
-	ret = ptl_errno(p4e_ct_set(ni->dom, ct, ev));
-	ptl_leave();
-	return ret;
-}
-
-PTL_EXPORT int PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
-{
-	struct p4e_ct_event ev = { increment.success, increment.failure };
-	struct ptl_ni *ni;
-	uint64_t ct;
-	int ret = ptl_ct_enter(ct_handle, &ni, &ct);
-
-	if (ret)
-		return ret;
-	ret = ptl_errno(p4e_ct_inc(ni->dom, ct, ev));
-	ptl_leave();
-	return ret;
 }
 
 /* Both CTs must be of one NI: triggered work lives in its domain. */
@@ -244,23 +202,53 @@ static int ptl_ct_trig_enter(ptl_handle_ct_t ct_handle,
 	return PTL_OK;
 }
 
+/* PtlCTSet/PtlCTInc and, when triggered, their triggered forms. */
+static int ptl_ct_update(ptl_handle_ct_t ct_handle, ptl_ct_event_t val,
+			 bool inc, ptl_handle_ct_t trig_ct_handle,
+			 ptl_size_t threshold, bool triggered)
+{
+	struct p4e_ct_event ev = { val.success, val.failure };
+	struct p4e_trig trig;
+	struct ptl_ni *ni;
+	uint64_t ct;
+	int ret;
+
+	if (triggered)
+		ret = ptl_ct_trig_enter(ct_handle, trig_ct_handle, &ni, &ct,
+					&trig, threshold);
+	else
+		ret = ptl_ct_enter(ct_handle, &ni, &ct);
+	if (ret)
+		return ret;
+	if (triggered)
+		ret = inc ? p4e_trig_ct_inc(ni->dom, ct, ev, &trig) :
+			    p4e_trig_ct_set(ni->dom, ct, ev, &trig);
+	else
+		ret = inc ? p4e_ct_inc(ni->dom, ct, ev) :
+			    p4e_ct_set(ni->dom, ct, ev);
+	ret = ptl_errno(ret);
+	ptl_leave();
+	return ret;
+}
+
+PTL_EXPORT int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
+{
+	return ptl_ct_update(ct_handle, new_ct, false, PTL_CT_NONE, 0, false);
+}
+
+PTL_EXPORT int PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
+{
+	return ptl_ct_update(ct_handle, increment, true, PTL_CT_NONE, 0,
+			     false);
+}
+
 PTL_EXPORT int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle,
 				 ptl_ct_event_t increment,
 				 ptl_handle_ct_t trig_ct_handle,
 				 ptl_size_t threshold)
 {
-	struct p4e_ct_event ev = { increment.success, increment.failure };
-	struct p4e_trig trig;
-	struct ptl_ni *ni;
-	uint64_t ct;
-	int ret = ptl_ct_trig_enter(ct_handle, trig_ct_handle, &ni, &ct, &trig,
-				    threshold);
-
-	if (ret)
-		return ret;
-	ret = ptl_errno(p4e_trig_ct_inc(ni->dom, ct, ev, &trig));
-	ptl_leave();
-	return ret;
+	return ptl_ct_update(ct_handle, increment, true, trig_ct_handle,
+			     threshold, true);
 }
 
 PTL_EXPORT int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle,
@@ -268,16 +256,6 @@ PTL_EXPORT int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle,
 				 ptl_handle_ct_t trig_ct_handle,
 				 ptl_size_t threshold)
 {
-	struct p4e_ct_event ev = { new_ct.success, new_ct.failure };
-	struct p4e_trig trig;
-	struct ptl_ni *ni;
-	uint64_t ct;
-	int ret = ptl_ct_trig_enter(ct_handle, trig_ct_handle, &ni, &ct, &trig,
-				    threshold);
-
-	if (ret)
-		return ret;
-	ret = ptl_errno(p4e_trig_ct_set(ni->dom, ct, ev, &trig));
-	ptl_leave();
-	return ret;
+	return ptl_ct_update(ct_handle, new_ct, false, trig_ct_handle,
+			     threshold, true);
 }

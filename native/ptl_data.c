@@ -1,6 +1,7 @@
 /*
  * ptl_data.c - data movement: PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic,
- * PtlSwap and their triggered forms (ptl_trig.c builds on ptl_xfer_post).
+ * PtlSwap, through the two entry points of ptl_data.h that the triggered
+ * forms in ptl_trig.c share, so each call's arguments are mapped once.
  * Arguments are checked here, translated into a struct p4e_xfer and handed
  * to the engine; when the engine's operation slots are full the call
  * progresses and retries (Portals has no "try again" return).
@@ -8,6 +9,28 @@
 #include <string.h>
 
 #include "ptl_data.h"
+
+/* Every argument of a data-movement call, whichever of them it has. */
+struct ptl_xfer_args {
+	enum ptl_xfer_kind kind;
+	ptl_handle_md_t md;		/* put side (or get's sink) */
+	ptl_size_t local_offset;
+	ptl_size_t length;
+	ptl_handle_md_t get_md;		/* fetch / swap: old values */
+	bool get_md_used;
+	ptl_size_t get_local_offset;
+	const void *operand;
+	ptl_ack_req_t ack_req;
+	ptl_process_t target;
+	ptl_pt_index_t pt_index;
+	ptl_match_bits_t match_bits;
+	ptl_size_t remote_offset;
+	void *user_ptr;
+	ptl_hdr_data_t hdr_data;
+	ptl_op_t op;
+	ptl_datatype_t type;
+	const struct ptl_xfer_trig *trig;	/* NULL: post now */
+};
 
 static int ptl_xfer_md(struct ptl_ni **ni_p, ptl_handle_md_t h, uint64_t *md_p)
 {
@@ -65,8 +88,9 @@ static int ptl_xfer_engine(struct ptl_ni *ni, const struct ptl_xfer_args *a,
 	}
 }
 
-int ptl_xfer_post(const struct ptl_xfer_args *a, bool triggered)
+static int ptl_xfer_post(const struct ptl_xfer_args *a)
 {
+	bool triggered = a->trig != NULL;
 	struct ptl_ni *ni = NULL;
 	struct p4e_xfer x;
 	struct p4e_trig trig;
@@ -91,12 +115,12 @@ int ptl_xfer_post(const struct ptl_xfer_args *a, bool triggered)
 		goto out;
 	}
 	if (triggered) {
-		if (a->trig_ct == PTL_CT_NONE ||
-		    ptl_ct_lookup(ni, a->trig_ct, &trig.ct)) {
+		if (a->trig->ct == PTL_CT_NONE ||
+		    ptl_ct_lookup(ni, a->trig->ct, &trig.ct)) {
 			ret = PTL_ARG_INVALID;
 			goto out;
 		}
-		trig.threshold = a->threshold;
+		trig.threshold = a->trig->threshold;
 	}
 	x.local_offset = a->local_offset;
 	x.length = a->length;
@@ -134,21 +158,64 @@ out:
 	return ret;
 }
 
+int ptl_xfer_post_put(enum ptl_xfer_kind kind, ptl_handle_md_t md_handle,
+		      ptl_size_t local_offset, ptl_size_t length,
+		      ptl_ack_req_t ack_req, ptl_process_t target_id,
+		      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		      ptl_size_t remote_offset, void *user_ptr,
+		      ptl_hdr_data_t hdr_data, ptl_op_t operation,
+		      ptl_datatype_t datatype,
+		      const struct ptl_xfer_trig *trig)
+{
+	struct ptl_xfer_args a = {
+		.kind = kind, .md = md_handle,
+		.local_offset = local_offset, .length = length,
+		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+		.op = operation, .type = datatype, .trig = trig,
+	};
+
+	return ptl_xfer_post(&a);
+}
+
+int ptl_xfer_post_fetch(enum ptl_xfer_kind kind,
+			ptl_handle_md_t get_md_handle,
+			ptl_size_t local_get_offset,
+			ptl_handle_md_t put_md_handle,
+			ptl_size_t local_put_offset, ptl_size_t length,
+			ptl_process_t target_id, ptl_pt_index_t pt_index,
+			ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+			void *user_ptr, ptl_hdr_data_t hdr_data,
+			const void *operand, ptl_op_t operation,
+			ptl_datatype_t datatype,
+			const struct ptl_xfer_trig *trig)
+{
+	struct ptl_xfer_args a = {
+		.kind = kind, .md = put_md_handle,
+		.local_offset = local_put_offset, .length = length,
+		.get_md = get_md_handle, .get_md_used = true,
+		.get_local_offset = local_get_offset,
+		.target = target_id, .pt_index = pt_index,
+		.match_bits = match_bits, .remote_offset = remote_offset,
+		.user_ptr = user_ptr, .hdr_data = hdr_data,
+		.operand = operand, .op = operation, .type = datatype,
+		.trig = trig,
+	};
+
+	return ptl_xfer_post(&a);
+}
+
 PTL_EXPORT int PtlPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		      ptl_size_t length, ptl_ack_req_t ack_req,
 		      ptl_process_t target_id, ptl_pt_index_t pt_index,
 		      ptl_match_bits_t match_bits, ptl_size_t remote_offset,
 		      void *user_ptr, ptl_hdr_data_t hdr_data)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_PUT, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-	};
-
-	return ptl_xfer_post(&a, false);
+	return ptl_xfer_post_put(PTL_XFER_PUT, md_handle, local_offset, length,
+				 ack_req, target_id, pt_index, match_bits,
+				 remote_offset, user_ptr, hdr_data, 0, 0,
+				 NULL);
 }
 
 PTL_EXPORT int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
@@ -156,15 +223,10 @@ PTL_EXPORT int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 		      ptl_size_t remote_offset, void *user_ptr)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_GET, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr,
-	};
-
-	return ptl_xfer_post(&a, false);
+	return ptl_xfer_post_put(PTL_XFER_GET, md_handle, local_offset, length,
+				 PTL_NO_ACK_REQ, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr, 0, 0, 0,
+				 NULL);
 }
 
 PTL_EXPORT int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
@@ -174,16 +236,10 @@ PTL_EXPORT int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 			 void *user_ptr, ptl_hdr_data_t hdr_data,
 			 ptl_op_t operation, ptl_datatype_t datatype)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_ATOMIC, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.op = operation, .type = datatype,
-	};
-
-	return ptl_xfer_post(&a, false);
+	return ptl_xfer_post_put(PTL_XFER_ATOMIC, md_handle, local_offset,
+				 length, ack_req, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr, hdr_data,
+				 operation, datatype, NULL);
 }
 
 PTL_EXPORT int PtlFetchAtomic(ptl_handle_md_t get_md_handle,
@@ -196,18 +252,12 @@ PTL_EXPORT int PtlFetchAtomic(ptl_handle_md_t get_md_handle,
 			      ptl_hdr_data_t hdr_data, ptl_op_t operation,
 			      ptl_datatype_t datatype)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_FETCH, .md = put_md_handle,
-		.local_offset = local_put_offset, .length = length,
-		.get_md = get_md_handle, .get_md_used = true,
-		.get_local_offset = local_get_offset,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.op = operation, .type = datatype,
-	};
-
-	return ptl_xfer_post(&a, false);
+	return ptl_xfer_post_fetch(PTL_XFER_FETCH, get_md_handle,
+				   local_get_offset, put_md_handle,
+				   local_put_offset, length, target_id,
+				   pt_index, match_bits, remote_offset,
+				   user_ptr, hdr_data, NULL, operation,
+				   datatype, NULL);
 }
 
 PTL_EXPORT int PtlSwap(ptl_handle_md_t get_md_handle,
@@ -220,16 +270,10 @@ PTL_EXPORT int PtlSwap(ptl_handle_md_t get_md_handle,
 		       const void *operand, ptl_op_t operation,
 		       ptl_datatype_t datatype)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_SWAP, .md = put_md_handle,
-		.local_offset = local_put_offset, .length = length,
-		.get_md = get_md_handle, .get_md_used = true,
-		.get_local_offset = local_get_offset,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.operand = operand, .op = operation, .type = datatype,
-	};
-
-	return ptl_xfer_post(&a, false);
+	return ptl_xfer_post_fetch(PTL_XFER_SWAP, get_md_handle,
+				   local_get_offset, put_md_handle,
+				   local_put_offset, length, target_id,
+				   pt_index, match_bits, remote_offset,
+				   user_ptr, hdr_data, operand, operation,
+				   datatype, NULL);
 }

@@ -127,12 +127,11 @@ PTL_EXPORT int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
 	struct ptl_eq *eq = NULL;
 	struct ptl_ni *ni;
 	uint32_t h;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !eq_handle || !count) {
+	if (!eq_handle || !count) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
@@ -166,15 +165,10 @@ PTL_EXPORT int PtlEQFree(ptl_handle_eq_t eq_handle)
 	struct ptl_ni *ni = NULL;
 	struct ptl_slot *slot;
 	struct ptl_eq *eq;
-	int ret = ptl_enter();
+	int ret = ptl_obj_enter(eq_handle, PTL_HT_EQ, &ni, &slot);
 
 	if (ret)
 		return ret;
-	slot = ptl_obj_lookup(eq_handle, PTL_HT_EQ, &ni);
-	if (!slot) {
-		ret = PTL_ARG_INVALID;
-		goto out;
-	}
 	eq = slot->obj;
 	if (eq->refs) {
 		ret = PTL_IN_USE;	/* a PT or MD still reports to it */
@@ -261,17 +255,9 @@ PTL_EXPORT int PtlEQPoll(const ptl_handle_eq_t *eq_handles, unsigned int size,
 			}
 		}
 		start = (start + 1) % size;	/* round robin */
-		if (ptl_lib.abort_gen != abort_gen) {
-			ret = PTL_ABORTED;
+		if (!ptl_poll_idle_locked(abort_gen, deadline, PTL_EQ_EMPTY,
+					  &ret))
 			goto out;
-		}
-		if (ptl_progress_locked() > 0)
-			continue;
-		if (ptl_now_ms() >= deadline) {
-			ret = PTL_EQ_EMPTY;
-			goto out;
-		}
-		ptl_sleep_locked(deadline);
 	}
 out:
 	ptl_leave();

@@ -124,6 +124,35 @@ struct ptl_slot *ptl_obj_lookup(uint32_t handle, unsigned type,
 	return slot;
 }
 
+int ptl_ni_enter(ptl_handle_ni_t handle, struct ptl_ni **ni_p)
+{
+	int ret = ptl_enter();
+
+	if (ret)
+		return ret;
+	*ni_p = ptl_ni_lookup(handle);
+	if (!*ni_p) {
+		ptl_leave();
+		return PTL_ARG_INVALID;
+	}
+	return PTL_OK;
+}
+
+int ptl_obj_enter(uint32_t handle, unsigned type, struct ptl_ni **ni_p,
+		  struct ptl_slot **slot_p)
+{
+	int ret = ptl_enter();
+
+	if (ret)
+		return ret;
+	*slot_p = ptl_obj_lookup(handle, type, ni_p);
+	if (!*slot_p) {
+		ptl_leave();
+		return PTL_ARG_INVALID;
+	}
+	return PTL_OK;
+}
+
 struct ptl_ni *ptl_ni_of(uint32_t handle, unsigned type)
 {
 	struct ptl_ni *ni = NULL;

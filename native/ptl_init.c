@@ -106,6 +106,28 @@ void ptl_sleep_locked(uint64_t deadline_ms)
 	pthread_cond_timedwait(&ptl_lib.cond, &ptl_lib.lock, &ts);
 }
 
+/*
+ * The idle half of a blocking poll's round (lock held), once nothing was
+ * found: true to look again (work was progressed, or a sleep ended),
+ * false with *ret_p PTL_ABORTED or, past the deadline, timeout_ret.
+ */
+bool ptl_poll_idle_locked(uint32_t abort_gen, uint64_t deadline,
+			  int timeout_ret, int *ret_p)
+{
+	if (ptl_lib.abort_gen != abort_gen) {
+		*ret_p = PTL_ABORTED;
+		return false;
+	}
+	if (ptl_progress_locked() > 0)
+		return true;
+	if (ptl_now_ms() >= deadline) {
+		*ret_p = timeout_ret;
+		return false;
+	}
+	ptl_sleep_locked(deadline);
+	return true;
+}
+
 void ptl_wake_thread(void)
 {
 	uint64_t one = 1;

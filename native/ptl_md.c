@@ -35,12 +35,11 @@ PTL_EXPORT int PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	struct ptl_eq *eq;
 	struct ptl_ni *ni;
 	uint32_t h;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !md || !md_handle || (md->options & ~PTL_MD_OPTIONS_MASK) ||
+	if (!md || !md_handle || (md->options & ~PTL_MD_OPTIONS_MASK) ||
 	    ((md->options & PTL_IOVEC) &&
 	     (md->length > (ptl_size_t)ni->limits.max_iovecs ||
 	      (md->length && !md->start)))) {
@@ -82,15 +81,10 @@ PTL_EXPORT int PtlMDRelease(ptl_handle_md_t md_handle)
 	struct ptl_slot *slot;
 	struct ptl_eq *eq;
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_obj_enter(md_handle, PTL_HT_MD, &ni, &slot);
 
 	if (ret)
 		return ret;
-	slot = ptl_obj_lookup(md_handle, PTL_HT_MD, &ni);
-	if (!slot) {
-		ret = PTL_ARG_INVALID;
-		goto out;
-	}
 	ret = ptl_errno(p4e_md_release(ni->eni, slot->eh));
 	if (!ret) {
 		eq = slot->obj;
@@ -98,7 +92,6 @@ PTL_EXPORT int PtlMDRelease(ptl_handle_md_t md_handle)
 			eq->refs--;
 		ptl_tab_free(&ni->mds, md_handle);
 	}
-out:
 	ptl_leave();
 	return ret;
 }

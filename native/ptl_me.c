@@ -85,6 +85,19 @@ void ptl_me_unlinked_locked(struct ptl_ni *ni, uint64_t user_flags)
 		ptl_tab_free(&ni->mes, h);
 }
 
+/* Append and search: the PT must be allocated and the entry of the NI's
+ * kind (an LE on a non-matching NI); then the entry is translated. */
+static int ptl_me_pt_desc(struct ptl_ni *ni, ptl_pt_index_t pt_index,
+			  const ptl_me_t *me, bool is_le,
+			  struct p4e_me_desc *desc)
+{
+	if (is_le != !(ni->options & PTL_NI_MATCHING) ||
+	    pt_index > (uint32_t)ni->limits.max_pt_index ||
+	    !ni->pts[pt_index].allocated)
+		return PTL_ARG_INVALID;
+	return ptl_me_desc(ni, me, is_le, desc);
+}
+
 static int ptl_me_append_common(ptl_handle_ni_t ni_handle,
 				ptl_pt_index_t pt_index, const ptl_me_t *me,
 				ptl_list_t ptl_list, void *user_ptr,
@@ -98,19 +111,15 @@ static int ptl_me_append_common(ptl_handle_ni_t ni_handle,
 	struct ptl_ni *ni;
 	uint64_t uf, eh = 0;
 	uint32_t h;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !me_handle || ptl_list > PTL_OVERFLOW_LIST ||
-	    is_le != !(ni->options & PTL_NI_MATCHING) ||
-	    pt_index > (uint32_t)ni->limits.max_pt_index ||
-	    !ni->pts[pt_index].allocated) {
+	if (!me_handle || ptl_list > PTL_OVERFLOW_LIST) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
-	ret = ptl_me_desc(ni, me, is_le, &desc);
+	ret = ptl_me_pt_desc(ni, pt_index, me, is_le, &desc);
 	if (ret)
 		goto out;
 	memset(&trig, 0, sizeof(trig));
@@ -174,21 +183,27 @@ PTL_EXPORT int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle,
 				    trig_ct_handle, threshold, true);
 }
 
+/* An LE as the ME it is (no match bits), in *me; NULL stays NULL. */
+static const ptl_me_t *ptl_le_to_me(const ptl_le_t *le, ptl_me_t *me)
+{
+	if (!le)
+		return NULL;
+	memset(me, 0, sizeof(*me));
+	me->start = le->start;
+	me->length = le->length;
+	me->ct_handle = le->ct_handle;
+	me->uid = le->uid;
+	me->options = le->options;
+	return me;
+}
+
 PTL_EXPORT int PtlLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 			   const ptl_le_t *le, ptl_list_t ptl_list,
 			   void *user_ptr, ptl_handle_le_t *le_handle)
 {
 	ptl_me_t me;
 
-	if (le) {
-		memset(&me, 0, sizeof(me));
-		me.start = le->start;
-		me.length = le->length;
-		me.ct_handle = le->ct_handle;
-		me.uid = le->uid;
-		me.options = le->options;
-	}
-	return ptl_me_append_common(ni_handle, pt_index, le ? &me : NULL,
+	return ptl_me_append_common(ni_handle, pt_index, ptl_le_to_me(le, &me),
 				    ptl_list, user_ptr, le_handle, true,
 				    PTL_CT_NONE, 0, false);
 }
@@ -200,12 +215,11 @@ static int ptl_me_unlink_common(ptl_handle_me_t me_handle, bool is_le,
 	struct p4e_trig trig;
 	struct ptl_slot *slot;
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_obj_enter(me_handle, PTL_HT_ME, &ni, &slot);
 
 	if (ret)
 		return ret;
-	slot = ptl_obj_lookup(me_handle, PTL_HT_ME, &ni);
-	if (!slot || slot->me_nomatch != is_le) {
+	if (slot->me_nomatch != is_le) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
@@ -253,19 +267,15 @@ static int ptl_me_search_common(ptl_handle_ni_t ni_handle,
 {
 	struct p4e_me_desc desc;
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || op > PTL_SEARCH_DELETE ||
-	    is_le != !(ni->options & PTL_NI_MATCHING) ||
-	    pt_index > (uint32_t)ni->limits.max_pt_index ||
-	    !ni->pts[pt_index].allocated) {
+	if (op > PTL_SEARCH_DELETE) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
-	ret = ptl_me_desc(ni, me, is_le, &desc);
+	ret = ptl_me_pt_desc(ni, pt_index, me, is_le, &desc);
 	if (ret)
 		goto out;
 	ret = ptl_errno(p4e_me_search(ni->eni, pt_index, &desc,
@@ -290,14 +300,6 @@ PTL_EXPORT int PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 {
 	ptl_me_t me;
 
-	if (le) {
-		memset(&me, 0, sizeof(me));
-		me.start = le->start;
-		me.length = le->length;
-		me.ct_handle = le->ct_handle;
-		me.uid = le->uid;
-		me.options = le->options;
-	}
-	return ptl_me_search_common(ni_handle, pt_index, le ? &me : NULL,
+	return ptl_me_search_common(ni_handle, pt_index, ptl_le_to_me(le, &me),
 				    ptl_search_op, user_ptr, true);
 }

@@ -347,15 +347,10 @@ out:
 PTL_EXPORT int PtlNIFini(ptl_handle_ni_t ni_handle)
 {
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni) {
-		ptl_leave();
-		return PTL_ARG_INVALID;
-	}
 	if (!--ni->refs) {
 		ptl_lib.nis[ni->kind] = NULL;
 		ptl_lib.ni_gen[ni->kind] =
@@ -374,12 +369,11 @@ PTL_EXPORT int PtlNIStatus(ptl_handle_ni_t ni_handle,
 {
 	struct ptl_ni *ni;
 	int64_t v;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !status || (unsigned)status_register >= PTL_SR_LAST) {
+	if (!status || (unsigned)status_register >= PTL_SR_LAST) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
@@ -403,12 +397,11 @@ PTL_EXPORT int PtlSetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size,
 	uint32_t *ids = NULL;
 	struct ptl_ni *ni;
 	ptl_size_t i;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !(ni->options & PTL_NI_LOGICAL) || !map_size || !mapping ||
+	if (!(ni->options & PTL_NI_LOGICAL) || !map_size || !mapping ||
 	    map_size > UINT32_MAX - 1) {
 		ret = PTL_ARG_INVALID;
 		goto out;
@@ -451,12 +444,11 @@ PTL_EXPORT int PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size,
 			 ptl_process_t *mapping, ptl_size_t *actual_map_size)
 {
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !(ni->options & PTL_NI_LOGICAL) || !actual_map_size ||
+	if (!(ni->options & PTL_NI_LOGICAL) || !actual_map_size ||
 	    (map_size && !mapping)) {
 		ret = PTL_ARG_INVALID;
 		goto out;
@@ -475,6 +467,14 @@ out:
 }
 
 /* ---- identities --------------------------------------------------------- */
+
+/* Lock held: this process's physical id, the same on every NI. */
+static void ptl_ni_phys_id(ptl_process_t *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->phys.nid = ptl_lib.nid;
+	id->phys.pid = ptl_lib.pid;
+}
 
 PTL_EXPORT int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 {
@@ -496,13 +496,10 @@ PTL_EXPORT int PtlGetPhysId(ptl_handle_ni_t ni_handle, ptl_process_t *id)
 
 	if (ret)
 		return ret;
-	if (!ptl_ni_lookup(ni_handle) || !id) {
+	if (!ptl_ni_lookup(ni_handle) || !id)
 		ret = PTL_ARG_INVALID;
-	} else {
-		memset(id, 0, sizeof(*id));
-		id->phys.nid = ptl_lib.nid;
-		id->phys.pid = ptl_lib.pid;
-	}
+	else
+		ptl_ni_phys_id(id);
 	ptl_leave();
 	return ret;
 }
@@ -512,21 +509,19 @@ PTL_EXPORT int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_t *id)
 {
 	struct ptl_ni *ni;
 	ptl_size_t i;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !id) {
+	if (!id) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
-	memset(id, 0, sizeof(*id));
 	if (!(ni->options & PTL_NI_LOGICAL)) {
-		id->phys.nid = ptl_lib.nid;
-		id->phys.pid = ptl_lib.pid;
+		ptl_ni_phys_id(id);
 		goto out;
 	}
+	memset(id, 0, sizeof(*id));
 	ret = PTL_FAIL;		/* no map, or this process is not in it */
 	for (i = 0; i < ni->map_size; i++) {
 		if (ni->map[i].phys.nid == ptl_lib.nid &&
@@ -549,28 +544,23 @@ out:
 PTL_EXPORT int PtlStartBundle(ptl_handle_ni_t ni_handle)
 {
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni)
-		ret = PTL_ARG_INVALID;
-	else
-		ni->bundle_depth++;
+	ni->bundle_depth++;
 	ptl_leave();
-	return ret;
+	return PTL_OK;
 }
 
 PTL_EXPORT int PtlEndBundle(ptl_handle_ni_t ni_handle)
 {
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !ni->bundle_depth)
+	if (!ni->bundle_depth)
 		ret = PTL_ARG_INVALID;
 	else if (!--ni->bundle_depth)
 		ptl_progress_locked();	/* push the burst out now */

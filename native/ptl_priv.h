@@ -150,6 +150,9 @@ void ptl_wake_thread(void);
 int ptl_progress_locked(void);
 /* Sleep (lock held) until woken or ms (0: no sleep) elapsed. */
 void ptl_sleep_locked(uint64_t deadline_ms);
+/* After a poll round found nothing: true to look again, else *ret_p. */
+bool ptl_poll_idle_locked(uint32_t abort_gen, uint64_t deadline,
+			  int timeout_ret, int *ret_p);
 uint64_t ptl_now_ms(void);
 uint64_t ptl_deadline(ptl_time_t timeout);
 
@@ -164,6 +167,11 @@ struct ptl_ni *ptl_ni_of(uint32_t handle, unsigned type);
 struct ptl_ni *ptl_ni_lookup(ptl_handle_ni_t handle);
 struct ptl_slot *ptl_obj_lookup(uint32_t handle, unsigned type,
 				struct ptl_ni **ni_p);
+/* ptl_enter() and a lookup: PTL_OK with the lock held; otherwise unlocked
+ * with PTL_NO_INIT, or PTL_ARG_INVALID for a bad handle. */
+int ptl_ni_enter(ptl_handle_ni_t handle, struct ptl_ni **ni_p);
+int ptl_obj_enter(uint32_t handle, unsigned type, struct ptl_ni **ni_p,
+		  struct ptl_slot **slot_p);
 
 /* ptl_ni.c: addressing */
 int ptl_ni_peer(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);

@@ -22,12 +22,11 @@ PTL_EXPORT int PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 	struct ptl_eq *eq;
 	struct ptl_ni *ni;
 	uint32_t idx, max, got;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || !pt_index || (options & ~PTL_PT_ALLOC_OPTIONS_MASK)) {
+	if (!pt_index || (options & ~PTL_PT_ALLOC_OPTIONS_MASK)) {
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
@@ -78,12 +77,11 @@ static int ptl_pt_enter(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 			struct ptl_ni **ni_p)
 {
 	struct ptl_ni *ni;
-	int ret = ptl_enter();
+	int ret = ptl_ni_enter(ni_handle, &ni);
 
 	if (ret)
 		return ret;
-	ni = ptl_ni_lookup(ni_handle);
-	if (!ni || pt_index > (uint32_t)ni->limits.max_pt_index ||
+	if (pt_index > (uint32_t)ni->limits.max_pt_index ||
 	    !ni->pts[pt_index].allocated) {
 		ptl_leave();
 		return PTL_ARG_INVALID;
@@ -115,26 +113,26 @@ PTL_EXPORT int PtlPTFree(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 	return ret;
 }
 
-PTL_EXPORT int PtlPTDisable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+static int ptl_pt_set_enabled(ptl_handle_ni_t ni_handle,
+			      ptl_pt_index_t pt_index, bool enable)
 {
 	struct ptl_ni *ni;
 	int ret = ptl_pt_enter(ni_handle, pt_index, &ni);
 
 	if (ret)
 		return ret;
-	ret = ptl_errno(p4e_pt_disable(ni->eni, pt_index));
+	ret = ptl_errno(enable ? p4e_pt_enable(ni->eni, pt_index) :
+				 p4e_pt_disable(ni->eni, pt_index));
 	ptl_leave();
 	return ret;
 }
 
+PTL_EXPORT int PtlPTDisable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+	return ptl_pt_set_enabled(ni_handle, pt_index, false);
+}
+
 PTL_EXPORT int PtlPTEnable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 {
-	struct ptl_ni *ni;
-	int ret = ptl_pt_enter(ni_handle, pt_index, &ni);
-
-	if (ret)
-		return ret;
-	ret = ptl_errno(p4e_pt_enable(ni->eni, pt_index));
-	ptl_leave();
-	return ret;
+	return ptl_pt_set_enabled(ni_handle, pt_index, true);
 }

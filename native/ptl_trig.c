@@ -17,16 +17,11 @@ PTL_EXPORT int PtlTriggeredPut(ptl_handle_md_t md_handle,
 			       ptl_handle_ct_t trig_ct_handle,
 			       ptl_size_t threshold)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_PUT, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.trig_ct = trig_ct_handle, .threshold = threshold,
-	};
+	struct ptl_xfer_trig t = { trig_ct_handle, threshold };
 
-	return ptl_xfer_post(&a, true);
+	return ptl_xfer_post_put(PTL_XFER_PUT, md_handle, local_offset, length,
+				 ack_req, target_id, pt_index, match_bits,
+				 remote_offset, user_ptr, hdr_data, 0, 0, &t);
 }
 
 PTL_EXPORT int PtlTriggeredGet(ptl_handle_md_t md_handle,
@@ -37,16 +32,12 @@ PTL_EXPORT int PtlTriggeredGet(ptl_handle_md_t md_handle,
 			       ptl_handle_ct_t trig_ct_handle,
 			       ptl_size_t threshold)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_GET, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr,
-		.trig_ct = trig_ct_handle, .threshold = threshold,
-	};
+	struct ptl_xfer_trig t = { trig_ct_handle, threshold };
 
-	return ptl_xfer_post(&a, true);
+	return ptl_xfer_post_put(PTL_XFER_GET, md_handle, local_offset, length,
+				 PTL_NO_ACK_REQ, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr, 0, 0, 0,
+				 &t);
 }
 
 PTL_EXPORT int PtlTriggeredAtomic(ptl_handle_md_t md_handle,
@@ -61,17 +52,12 @@ PTL_EXPORT int PtlTriggeredAtomic(ptl_handle_md_t md_handle,
 				  ptl_handle_ct_t trig_ct_handle,
 				  ptl_size_t threshold)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_ATOMIC, .md = md_handle,
-		.local_offset = local_offset, .length = length,
-		.ack_req = ack_req, .target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.op = operation, .type = datatype,
-		.trig_ct = trig_ct_handle, .threshold = threshold,
-	};
+	struct ptl_xfer_trig t = { trig_ct_handle, threshold };
 
-	return ptl_xfer_post(&a, true);
+	return ptl_xfer_post_put(PTL_XFER_ATOMIC, md_handle, local_offset,
+				 length, ack_req, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr, hdr_data,
+				 operation, datatype, &t);
 }
 
 PTL_EXPORT int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
@@ -89,19 +75,14 @@ PTL_EXPORT int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
 				       ptl_handle_ct_t trig_ct_handle,
 				       ptl_size_t threshold)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_FETCH, .md = put_md_handle,
-		.local_offset = local_put_offset, .length = length,
-		.get_md = get_md_handle, .get_md_used = true,
-		.get_local_offset = local_get_offset,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.op = operation, .type = datatype,
-		.trig_ct = trig_ct_handle, .threshold = threshold,
-	};
+	struct ptl_xfer_trig t = { trig_ct_handle, threshold };
 
-	return ptl_xfer_post(&a, true);
+	return ptl_xfer_post_fetch(PTL_XFER_FETCH, get_md_handle,
+				   local_get_offset, put_md_handle,
+				   local_put_offset, length, target_id,
+				   pt_index, match_bits, remote_offset,
+				   user_ptr, hdr_data, NULL, operation,
+				   datatype, &t);
 }
 
 PTL_EXPORT int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
@@ -117,17 +98,12 @@ PTL_EXPORT int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
 				ptl_handle_ct_t trig_ct_handle,
 				ptl_size_t threshold)
 {
-	struct ptl_xfer_args a = {
-		.kind = PTL_XFER_SWAP, .md = put_md_handle,
-		.local_offset = local_put_offset, .length = length,
-		.get_md = get_md_handle, .get_md_used = true,
-		.get_local_offset = local_get_offset,
-		.target = target_id, .pt_index = pt_index,
-		.match_bits = match_bits, .remote_offset = remote_offset,
-		.user_ptr = user_ptr, .hdr_data = hdr_data,
-		.operand = operand, .op = operation, .type = datatype,
-		.trig_ct = trig_ct_handle, .threshold = threshold,
-	};
+	struct ptl_xfer_trig t = { trig_ct_handle, threshold };
 
-	return ptl_xfer_post(&a, true);
+	return ptl_xfer_post_fetch(PTL_XFER_SWAP, get_md_handle,
+				   local_get_offset, put_md_handle,
+				   local_put_offset, length, target_id,
+				   pt_index, match_bits, remote_offset,
+				   user_ptr, hdr_data, operand, operation,
+				   datatype, &t);
 }

@@ -1,12 +1,13 @@
 /*
- * p4t_tcp.c - the TCP transport's iface (behaviour: p4t_tcp.h): address
- * handling, deferred events, the self queue, sockets (options, epoll
- * registration, close), accept and handshake deadlines, progress (which
- * sockets to look at, and when), the listening socket, open and close,
- * the ops table and the test hooks.
+ * p4t_tcp.c - the TCP transport's iface (behaviour: p4t_tcp.h): deferred
+ * events, sockets (options, epoll registration, close), accept and
+ * handshake deadlines, progress (which sockets to look at, and when), the
+ * listening socket, open and close, the ops table and the test hooks.
  *
- * Not here: the handshake and the send path of links (p4t_tcp_conn.c),
- * the receive path and emulated RDMA (p4t_tcp_rma.c).
+ * Not here: addresses (p4t_tcp_addr.c), messages to the iface itself
+ * (p4t_tcp_self.c), the handshake (p4t_tcp_hs.c) and the send path of
+ * links (p4t_tcp_conn.c), the receive path and emulated RDMA
+ * (p4t_tcp_rma.c).
  */
 #include <config.h>
 
@@ -28,85 +29,6 @@
 
 #include "p4t_tcp_priv.h"
 #include "p4u_time.h"
-
-/* ---- addresses -------------------------------------------------------------- */
-
-/* Only family, port, address (and IPv6 scope) count: one byte encoding. */
-int p4t_tcp_addr_parse(const void *addr, size_t addrlen,
-		       struct sockaddr_storage *ss, socklen_t *len_p)
-{
-	struct sockaddr_in sin, *out4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 sin6, *out6 = (struct sockaddr_in6 *)ss;
-
-	if (!addr)
-		return -FI_EINVAL;
-	memset(ss, 0, sizeof(*ss));
-	if (addrlen == sizeof(sin)) {
-		memcpy(&sin, addr, sizeof(sin));	/* may be unaligned */
-		if (sin.sin_family != AF_INET)
-			return -FI_EINVAL;
-		out4->sin_family = AF_INET;
-		out4->sin_port = sin.sin_port;
-		out4->sin_addr = sin.sin_addr;
-		*len_p = sizeof(sin);
-		return 0;
-	}
-	if (addrlen == sizeof(sin6)) {
-		memcpy(&sin6, addr, sizeof(sin6));
-		if (sin6.sin6_family != AF_INET6)
-			return -FI_EINVAL;
-		out6->sin6_family = AF_INET6;
-		out6->sin6_port = sin6.sin6_port;
-		out6->sin6_addr = sin6.sin6_addr;
-		out6->sin6_scope_id = sin6.sin6_scope_id;
-		*len_p = sizeof(sin6);
-		return 0;
-	}
-	return -FI_EINVAL;
-}
-
-bool p4t_tcp_addr_eq(const struct sockaddr_storage *a, socklen_t alen,
-		     const struct sockaddr_storage *b, socklen_t blen)
-{
-	return alen == blen && !memcmp(a, b, alen);
-}
-
-/* Both ends compare the same normalised bytes, so both agree. */
-int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
-			    const struct sockaddr_storage *b, socklen_t blen)
-{
-	int c = memcmp(a, b, P4U_MIN(alen, blen));
-
-	return c ? c : (int)alen - (int)blen;
-}
-
-uint64_t p4t_tcp_addr_hash(const struct sockaddr_storage *ss, socklen_t len)
-{
-	const uint8_t *p = (const uint8_t *)ss;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	socklen_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return p4u_hash_u64(h);
-}
-
-const char *p4t_tcp_addr_str(const struct sockaddr_storage *ss, char *buf,
-			     size_t len)
-{
-	char ip[INET6_ADDRSTRLEN] = "?";
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
-
-	if (ss->ss_family == AF_INET6) {
-		inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-		snprintf(buf, len, "[%s]:%u", ip, ntohs(sin6->sin6_port));
-	} else {
-		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, ntohs(sin->sin_port));
-	}
-	return buf;
-}
 
 /* ---- wake-ups and events ----------------------------------------------------- */
 
@@ -192,108 +114,6 @@ int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget)
 		done++;
 	}
 	return done;
-}
-
-/* ---- the self queue ---------------------------------------------------------- */
-
-int p4t_tcp_self_send(struct p4t_tcp_iface *iface, const void *hdr,
-		      size_t hdr_len, const struct iovec *iov, size_t iovcnt,
-		      size_t len)
-{
-	bool req = p4w_type_is_seq(((const uint8_t *)hdr)[1]);
-	struct p4t_tcp_selfmsg *msg;
-
-	if (req && iface->selfq_bytes &&
-	    (iface->selfq_bytes >= iface->queue_limit ||
-	     len > iface->queue_limit - iface->selfq_bytes)) {
-		iface->stats.eagain++;
-		return -FI_EAGAIN;
-	}
-	msg = malloc(sizeof(*msg) + len);
-	if (!msg)
-		return -FI_ENOMEM;
-	msg->len = len;
-	memcpy(msg->data, hdr, hdr_len);
-	p4t_tcp_iov_copy_out(msg->data + hdr_len, iov, iovcnt, 0,
-			     len - hdr_len);
-	iface->selfq_bytes += len;
-	iface->stats.msgs_sent++;
-	iface->stats.bytes_sent += len;
-	iface->stats.self_msgs++;
-	p4u_list_insert_tail(&iface->selfq, &msg->node);
-	p4t_tcp_signal(iface);
-	return P4T_DONE;
-}
-
-/* The engine refused its own message: the self link fails. */
-static void p4t_tcp_self_fail(struct p4t_tcp_iface *iface,
-			      struct p4t_tcp_conn *self, int status)
-{
-	struct p4u_list *node;
-
-	while ((node = p4u_list_pop_head(&iface->selfq)))
-		free(container_of(node, struct p4t_tcp_selfmsg, node));
-	iface->selfq_bytes = 0;
-	iface->self = NULL;
-	p4t_tcp_mem_forget_conn(self);
-	iface->stats.malformed++;
-	iface->stats.link_failures++;
-	p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: self message refused: %s",
-			fi_strerror(-status));
-	self->state = P4T_TCP_CONN_FAILED;
-	self->fail_ev.status = status;
-	p4t_tcp_ev_post(iface, &self->fail_ev);
-}
-
-static int p4t_tcp_self_run(struct p4t_tcp_iface *iface, int budget)
-{
-	struct p4t_tcp_conn *self = iface->self;
-	struct p4t_tcp_selfmsg *msg;
-	struct p4u_list *node;
-	int done = 0, ret;
-
-	while (self && done < budget && (node = p4u_list_pop_head(&iface->selfq))) {
-		msg = container_of(node, struct p4t_tcp_selfmsg, node);
-		iface->selfq_bytes -= msg->len;
-		self->busy = true;
-		ret = iface->upcalls->recv(iface->upcall_ctx, &self->base,
-					   msg->data, msg->len);
-		self->busy = false;
-		iface->stats.msgs_recv++;
-		iface->stats.bytes_recv += msg->len;
-		free(msg);
-		done++;
-		if (ret < 0 && self->state == P4T_TCP_CONN_ESTABLISHED)
-			p4t_tcp_self_fail(iface, self, ret);
-		self = iface->self;
-	}
-	return done;
-}
-
-static struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface)
-{
-	struct p4t_tcp_conn *conn;
-
-	if (iface->self)
-		return iface->self;
-	conn = calloc(1, sizeof(*conn));
-	if (!conn)
-		return NULL;
-	conn->iface = iface;
-	conn->addr = iface->addr;
-	conn->addrlen = iface->addrlen;
-	conn->self = true;
-	conn->known = true;
-	conn->state = P4T_TCP_CONN_ESTABLISHED;
-	p4u_list_init(&conn->txq);
-	p4u_list_init(&conn->pulls);
-	p4u_list_node_init(&conn->active);
-	p4u_list_node_init(&conn->backlog);
-	p4u_list_node_init(&conn->fail_ev.node);
-	conn->fail_ev.kind = P4T_TCP_EV_CONN_FAILED;
-	p4u_list_insert_tail(&iface->conns, &conn->node);
-	iface->self = conn;
-	return conn;
 }
 
 /* ---- sockets ------------------------------------------------------------------ */

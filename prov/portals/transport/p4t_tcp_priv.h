@@ -354,9 +354,14 @@ void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
 void p4t_tcp_timer_update(struct p4t_tcp_iface *iface);
 void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret, const char *why);
 void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock);
+
+/* ---- p4t_tcp_self.c ------------------------------------------------------- */
+
 int p4t_tcp_self_send(struct p4t_tcp_iface *iface, const void *hdr,
 		      size_t hdr_len, const struct iovec *iov, size_t iovcnt,
 		      size_t len);
+int p4t_tcp_self_run(struct p4t_tcp_iface *iface, int budget);
+struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface);
 
 /* ---- p4t_tcp_conn.c ------------------------------------------------------- */
 
