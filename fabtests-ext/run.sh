@@ -122,6 +122,9 @@ run_case() {
 		echo "FAIL 0.0" > "$base.res"
 		return
 	fi
+	# emptied here, not by the background redirection: that may come
+	# after the first look below, which would read an earlier run's port
+	: > "$base.server.log"
 	# shellcheck disable=SC2086 # $wrap is a command line
 	timeout -k 5 "$kill_after" $wrap "$bin" -p "$prov" -s 127.0.0.1 -B 0 \
 		-n "$ncl" -T "$secs" "$@" > "$base.server.log" 2>&1 &

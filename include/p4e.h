@@ -225,7 +225,17 @@ struct p4e_ni_attr {
 	uint32_t uid;			/* carried to targets */
 	uint64_t auth_key;
 	size_t eager_size;		/* larger puts use rendezvous */
+	/*
+	 * [ext] Puts and atomics up to this many bytes are copied at post
+	 * (their SEND event comes at once) when a bounce block, twice
+	 * max_volatile_size, holds them; larger ones hold the caller's
+	 * buffer until the target accepts them. 0: 1024.
+	 */
+	size_t copy_size;
 	size_t rma_chunk;
+	/* [ext] p4t_iface_config.batch_sends: for callers that progress
+	 * before they sleep or wait for an answer (manual progress) */
+	bool batch_sends;
 	uint64_t peer_timeout_ms;
 	/*
 	 * [ext] How long a target may keep acceptance to itself hoping to

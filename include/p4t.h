@@ -31,6 +31,7 @@
 
 struct p4t_iface;
 struct p4t_mem;
+struct p4t_mr;
 
 /* Transports embed this at the start of their link object. */
 struct p4t_conn {
@@ -81,6 +82,12 @@ struct p4t_iface_config {
 	uint64_t auth_key;		/* peers must present the same */
 	uint64_t peer_timeout_ms;	/* silent peer declared dead after */
 	size_t rma_chunk;		/* emulated RDMA chunk size */
+	/*
+	 * Requests sent between progress calls may wait for the next one
+	 * (or for iface_close) and leave together: the caller progresses
+	 * before it sleeps or expects an answer (manual progress).
+	 */
+	bool batch_sends;
 	const struct p4t_upcalls *upcalls;
 	void *upcall_ctx;
 };
@@ -142,6 +149,21 @@ struct p4t_ops {
 	int (*progress)(struct p4t_iface *iface, int budget);
 	/* An fd readable when progress has work (for epoll), or -1. */
 	int (*wait_fd)(struct p4t_iface *iface);
+	/*
+	 * Optional (NULL: the transport needs no registration, as loop and
+	 * tcp). Application memory registered ahead of its transfers
+	 * (fi_mr_reg): exposures and the local side of pulls and pushes that
+	 * lie inside it then use this registration instead of one of their
+	 * own. It serves every iface of the transport in the process, open
+	 * now or later, until mr_dereg. access (P4T_ACCESS_*) is what peers
+	 * may do through exposures of it. Unlike the other ops these two are
+	 * not tied to an iface and may be called from any thread (the
+	 * transport serialises them). Transfers still using a registration
+	 * keep it alive past mr_dereg until they complete.
+	 */
+	int (*mr_reg)(const void *buf, size_t len, unsigned access,
+		      struct p4t_mr **mr_p);
+	void (*mr_dereg)(struct p4t_mr *mr);
 };
 
 struct p4t_iface_base {
@@ -233,6 +255,20 @@ static inline void p4t_iface_query(struct p4t_iface *iface,
 static inline void p4t_iface_close(struct p4t_iface *iface)
 {
 	p4t_ops_of(iface)->iface_close(iface);
+}
+
+/* *mr_p is NULL when the transport has nothing to register. */
+static inline int p4t_mr_reg(const struct p4t_ops *ops, const void *buf,
+			     size_t len, unsigned access, struct p4t_mr **mr_p)
+{
+	*mr_p = NULL;
+	return ops->mr_reg ? ops->mr_reg(buf, len, access, mr_p) : 0;
+}
+
+static inline void p4t_mr_dereg(const struct p4t_ops *ops, struct p4t_mr *mr)
+{
+	if (mr && ops->mr_dereg)
+		ops->mr_dereg(mr);
 }
 
 /* The transports built in. */

@@ -11,7 +11,8 @@
  * pushes (RDMA READ / WRITE; offsets, many local iovecs through the bounce
  * buffer, transfers larger than the device's message size in chunks),
  * a bad rkey (remote access error -> rma_done error + conn_failed on both
- * sides, no hang), a peer closing, and the wait fd.
+ * sides, no hang), a peer closing, the wait fd, and application MRs
+ * (p4t_ops.mr_reg) used instead of on-demand registration.
  *
  * Without a usable verbs port every test is skipped.
  */
@@ -512,4 +513,130 @@ Test(verbs, wait_fd_wakes)
 		cr_assert(now_ms() < deadline);
 	}
 	cr_assert_eq(sb.ev[sb.nev - 1].id, 42);
+}
+
+/*
+ * Application MRs (p4t_ops.mr_reg): an exposure and the local side of a
+ * pull inside one use its registration, made once per iface, not one of
+ * their own; a buffer reaching outside it, or needing an access it lacks,
+ * is registered on demand; a registration dropped while an exposure uses
+ * it stays valid until the exposure goes.
+ */
+Test(verbs, app_mr_used_instead_of_on_demand)
+{
+	struct p4t_conn *ab = link_up(), *ba = peer_conn(&sb);
+	size_t len = (size_t)1 << 20;
+	uint8_t *src = pattern(len + 4096, 11), *dst = calloc(1, len);
+	struct iovec siov = { src, len }, diov = { dst, len };
+	struct iovec wide = { src, len + 4096 };
+	struct p4w_cookie cs, cw;
+	struct p4t_mem *ms, *mw;
+	struct p4t_mr *msrc, *mdst;
+	struct p4t_verbs_stats a0, b0, a1, b1;
+	int tag;
+
+	cr_assert(dst);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a0), 0);
+	cr_assert_eq(p4t_verbs_stats(sb.iface, &b0), 0);
+	/* bad arguments */
+	cr_assert_eq(p4t_verbs_ops.mr_reg(NULL, len, 0, &msrc), -FI_EINVAL);
+	cr_assert_eq(p4t_verbs_ops.mr_reg(src, 0, 0, &msrc), -FI_EINVAL);
+	cr_assert_eq(p4t_verbs_ops.mr_reg(src, len, 0x80, &msrc), -FI_EINVAL);
+	/* both ifaces are open: registered with each now */
+	cr_assert_eq(p4t_mr_reg(&p4t_verbs_ops, src, len, P4T_ACCESS_READ,
+				&msrc), 0);
+	cr_assert_eq(p4t_mr_reg(&p4t_verbs_ops, dst, len, 0, &mdst), 0);
+	cr_assert(msrc && mdst);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a1), 0);
+	cr_assert_eq(a1.app_regs, a0.app_regs + 2);
+
+	cr_assert_eq(p4t_mem_expose(sa.iface, ab, &siov, 1, P4T_ACCESS_READ,
+				    &cs, &ms), 0);
+	cr_assert_eq(p4t_pull(sb.iface, ba, &cs, 0, &diov, 1, len, &tag), 0);
+	PUMP_UNTIL(count_kind(&sb, UP_RMA_DONE) == 1);
+	cr_assert_eq(sb.ev[sb.nev - 1].status, 0);
+	cr_assert_eq(memcmp(dst, src, len), 0);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a1), 0);
+	cr_assert_eq(p4t_verbs_stats(sb.iface, &b1), 0);
+	cr_assert_eq(a1.regs, a0.regs, "exposure registered on demand");
+	cr_assert_eq(a1.app_mr_hits, a0.app_mr_hits + 1);
+	cr_assert_eq(b1.regs, b0.regs, "pull target registered on demand");
+	cr_assert_eq(b1.app_mr_hits, b0.app_mr_hits + 1);
+
+	/* reaching past the MR, or asking for writes it does not allow:
+	 * on demand */
+	cr_assert_eq(p4t_mem_expose(sa.iface, ab, &wide, 1, P4T_ACCESS_READ,
+				    &cw, &mw), 0);
+	p4t_mem_unexpose(sa.iface, mw);
+	cr_assert_eq(p4t_mem_expose(sa.iface, ab, &siov, 1, P4T_ACCESS_WRITE,
+				    &cw, &mw), 0);
+	p4t_mem_unexpose(sa.iface, mw);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a1), 0);
+	cr_assert_eq(a1.regs, a0.regs + 2);
+	cr_assert_eq(a1.app_mr_hits, a0.app_mr_hits + 1);
+
+	/* dropped while exposed: the exposure's key still works */
+	p4t_mr_dereg(&p4t_verbs_ops, msrc);
+	memset(dst, 0, len);
+	cr_assert_eq(p4t_pull(sb.iface, ba, &cs, 4096, &diov, 1, len - 4096,
+			      &tag), 0);
+	PUMP_UNTIL(count_kind(&sb, UP_RMA_DONE) == 2);
+	cr_assert_eq(sb.ev[sb.nev - 1].status, 0);
+	cr_assert_eq(memcmp(dst, src + 4096, len - 4096), 0);
+	p4t_mem_unexpose(sa.iface, ms);
+	/* gone now: a new exposure registers on demand */
+	cr_assert_eq(p4t_mem_expose(sa.iface, ab, &siov, 1, P4T_ACCESS_READ,
+				    &cs, &ms), 0);
+	p4t_mem_unexpose(sa.iface, ms);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a1), 0);
+	cr_assert_eq(a1.regs, a0.regs + 3);
+	p4t_mr_dereg(&p4t_verbs_ops, mdst);
+	free(src);
+	free(dst);
+}
+
+/* A registration made before an iface opened is registered at its open
+ * (fi_mr_reg usually comes before fi_enable). */
+Test(verbs, app_mr_before_iface_open)
+{
+	size_t len = (size_t)256 << 10;
+	uint8_t *src = pattern(len, 13), *dst = calloc(1, len);
+	struct iovec siov = { src, len }, diov = { dst, len };
+	struct p4t_conn *ab, *ba;
+	struct p4w_cookie cs;
+	struct p4t_mem *ms;
+	struct p4t_mr *msrc, *mdst;
+	struct p4t_verbs_stats a, b;
+	int tag;
+
+	cr_assert(dst);
+	p4t_iface_close(sa.iface);
+	p4t_iface_close(sb.iface);
+	sa.iface = sb.iface = NULL;
+	cr_assert_eq(p4t_mr_reg(&p4t_verbs_ops, src, len, P4T_ACCESS_READ,
+				&msrc), 0);
+	cr_assert_eq(p4t_mr_reg(&p4t_verbs_ops, dst, len, 0, &mdst), 0);
+	side_open(&sa);
+	side_open(&sb);
+	ab = link_up();
+	ba = peer_conn(&sb);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a), 0);
+	cr_assert_eq(a.app_regs, 2);
+	cr_assert_eq(p4t_mem_expose(sa.iface, ab, &siov, 1, P4T_ACCESS_READ,
+				    &cs, &ms), 0);
+	cr_assert_eq(p4t_pull(sb.iface, ba, &cs, 0, &diov, 1, len, &tag), 0);
+	PUMP_UNTIL(count_kind(&sb, UP_RMA_DONE) == 1);
+	cr_assert_eq(sb.ev[sb.nev - 1].status, 0);
+	cr_assert_eq(memcmp(dst, src, len), 0);
+	cr_assert_eq(p4t_verbs_stats(sa.iface, &a), 0);
+	cr_assert_eq(p4t_verbs_stats(sb.iface, &b), 0);
+	cr_assert_eq(a.regs, 0);
+	cr_assert_eq(b.regs, 0);
+	cr_assert_eq(a.app_mr_hits + b.app_mr_hits, 2);
+	p4t_mem_unexpose(sa.iface, ms);
+	/* dropped with the ifaces open: each PD lets its copy go */
+	p4t_mr_dereg(&p4t_verbs_ops, msrc);
+	p4t_mr_dereg(&p4t_verbs_ops, mdst);
+	free(src);
+	free(dst);
 }

@@ -18,8 +18,6 @@
 #include "p4e_priv.h"
 #include "p4e_atomic.h"
 
-/* Payloads up to this size are copied: cheaper than holding the buffer. */
-#define P4E_COPY_MAX 1024
 
 /* ---- events ----------------------------------------------------------- */
 
@@ -491,7 +489,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 	}
 	/* fetching ops and volatile or small payloads are copied */
 	if (op->type == P4W_FETCH || op->type == P4W_SWAP ||
-	    (op->md->options & P4E_MD_VOLATILE) || op->length <= P4E_COPY_MAX)
+	    (op->md->options & P4E_MD_VOLATILE) || op->length <= ni->copy_size)
 		return p4e_ini_copy(op, x);
 	return 0;
 }

@@ -18,6 +18,9 @@
 #define P4E_DEFAULT_OPS		4096
 #define P4E_DEFAULT_VOLATILE	4096
 #define P4E_DEFAULT_EAGER	16384
+/* Payloads up to this are copied unless told otherwise: cheaper than
+ * holding the buffer till the target accepts. */
+#define P4E_DEFAULT_COPY	1024
 
 /* ---- limits -------------------------------------------------------------- */
 
@@ -405,6 +408,7 @@ static int p4e_ni_open_transport(struct p4e_ni *ni,
 		.auth_key = attr->auth_key,
 		.peer_timeout_ms = attr->peer_timeout_ms,
 		.rma_chunk = attr->rma_chunk,
+		.batch_sends = attr->batch_sends,
 		.upcalls = &p4e_ni_upcalls,
 		.upcall_ctx = ni,
 	};
@@ -439,6 +443,7 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->uid = attr->uid;
 	ni->ack_delay_ns = attr->ack_delay_ns;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
+	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
 	p4u_list_init(&ni->flush);
 	p4u_list_init(&ni->ack_pending);
 	p4u_list_init(&ni->deferring);

@@ -341,6 +341,7 @@ struct p4e_ni {
 	int64_t sr[P4E_SR_LAST];
 	uint32_t uid;
 	uint64_t eager_size;
+	uint64_t copy_size;		/* attr copy_size: copied up to this */
 	uint64_t ack_delay_ns;
 	struct p4t_iface *iface;
 	struct p4t_iface_attr tattr;

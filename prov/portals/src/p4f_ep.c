@@ -60,6 +60,11 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.port_high = (uint16_t)p4f_params.port_high,
 		.uid = (uint32_t)getuid(),
 		.eager_size = p4f_params.eager_size,
+		/* sends that fit a bounce block complete at once */
+		.copy_size = 2 * ep->inject_size,
+		/* manual progress: sends posted between two progress calls
+		 * leave in one writev at the next (every wait progresses) */
+		.batch_sends = !domain->progress,
 		.rma_chunk = p4f_params.rdzv_chunk,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
 		/* with a progress thread, whichever thread received a message

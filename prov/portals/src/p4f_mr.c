@@ -25,6 +25,12 @@
  * control path (fi_mr_reg, fi_mr_enable, fi_enable) and unlinked at
  * fi_close.
  *
+ * Registration with the device: an MR's iovs are handed to the
+ * domain's transport (p4t_mr_reg: verbs registers them, tcp and loop have
+ * nothing to do), so transfers inside them need no registration of their
+ * own; they are kept next to the MR (struct p4f_mr_full) and dropped at
+ * fi_close.
+ *
  * The key table and every MR are guarded by domain->lock (p4f.h).
  */
 #include <config.h>
@@ -49,6 +55,12 @@ struct p4f_mr_ep {
 	struct p4f_ep *ep;
 	size_t count;
 	uint64_t me[P4F_MR_IOV_LIMIT];
+};
+
+/* An MR and its transport registrations (one per non-empty iov). */
+struct p4f_mr_full {
+	struct p4f_mr mr;
+	struct p4t_mr *xport[P4F_MR_IOV_LIMIT];
 };
 
 struct p4f_mr_table {
@@ -419,8 +431,44 @@ static struct p4f_mr *p4f_mr_of_fid(struct fid *fid)
 
 static void p4f_mr_free(struct p4f_mr *mr)
 {
+	struct p4f_mr_full *full = container_of(mr, struct p4f_mr_full, mr);
+	size_t i;
+
+	for (i = 0; i < mr->iov_count; i++)
+		p4t_mr_dereg(mr->domain->transport, full->xport[i]);
 	free(mr->iov);
-	free(mr);
+	free(full);
+}
+
+/*
+ * Register mr's memory with the transport. What peers may do through it:
+ * pull from what is sent or written (rendezvous), push into what is read
+ * (large get replies).
+ */
+static int p4f_mr_xport_reg(struct p4f_mr *mr)
+{
+	struct p4f_mr_full *full = container_of(mr, struct p4f_mr_full, mr);
+	unsigned access = 0;
+	size_t i;
+	int ret;
+
+	if (mr->access & (FI_SEND | FI_WRITE))
+		access |= P4T_ACCESS_READ;
+	if (mr->access & FI_READ)
+		access |= P4T_ACCESS_WRITE;
+	for (i = 0; i < mr->iov_count; i++) {
+		if (!mr->iov[i].iov_len)
+			continue;
+		ret = p4t_mr_reg(mr->domain->transport, mr->iov[i].iov_base,
+				 mr->iov[i].iov_len, access, &full->xport[i]);
+		if (ret) {
+			FI_WARN(&p4f_prov, FI_LOG_MR, "cannot register with "
+				"the %s transport: %s\n",
+				mr->domain->transport->name, fi_strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static int p4f_mr_close(struct fid *fid)
@@ -602,14 +650,16 @@ static int p4f_mr_create(struct p4f_domain *domain,
 			 const struct fi_mr_attr *attr, uint64_t flags,
 			 size_t length, struct p4f_mr **mr_p)
 {
+	struct p4f_mr_full *full;
 	struct p4f_mr *mr;
 
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
+	full = calloc(1, sizeof(*full));
+	if (!full)
 		return -FI_ENOMEM;
+	mr = &full->mr;
 	mr->iov = calloc(attr->iov_count, sizeof(*mr->iov));
 	if (!mr->iov) {
-		free(mr);
+		free(full);
 		return -FI_ENOMEM;
 	}
 	memcpy(mr->iov, attr->mr_iov, attr->iov_count * sizeof(*mr->iov));
@@ -667,6 +717,11 @@ static int p4f_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	ret = p4f_mr_create(domain, attr, flags, length, &mr);
 	if (ret)
 		return ret;
+	ret = p4f_mr_xport_reg(mr);
+	if (ret) {
+		p4f_mr_free(mr);
+		return ret;
+	}
 
 	p4u_lock_acquire(&domain->lock);
 	ret = p4f_mr_key_assign_locked(domain, mr, attr->requested_key);

@@ -457,6 +457,9 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	int done;
 
+	/* what was sent since the last call leaves first, together */
+	p4t_tcp_corked_flush(iface);
+	iface->in_progress = true;
 	done = p4t_tcp_events_run(iface, budget);
 	if (done < budget)
 		done += p4t_tcp_self_run(iface, budget - done);
@@ -465,6 +468,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	done += p4t_tcp_io_run(iface, budget > done ? budget - done : 0);
 	if (done < budget)
 		done += p4t_tcp_events_run(iface, budget - done);
+	iface->in_progress = false;
 	p4t_tcp_reap(iface);
 	p4t_tcp_signal(iface);
 	return done;
@@ -628,6 +632,8 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	iface->chunk = cfg->rma_chunk ? cfg->rma_chunk : P4T_TCP_CHUNK_DEFAULT;
 	iface->chunk = P4U_MIN(iface->chunk, P4T_TCP_MAX_MSG);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
+	iface->batch = cfg->batch_sends;
+	p4u_list_init(&iface->corked);
 	p4u_list_init(&iface->conns);
 	p4u_list_init(&iface->established);
 	p4u_list_init(&iface->backlog);
@@ -722,6 +728,8 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 			 (unsigned long long)iface->stats.malformed,
 			 (unsigned long long)iface->stats.auth_refused,
 			 (unsigned long long)iface->stats.link_failures);
+	/* batched sends the caller saw complete go out before the BYE */
+	p4t_tcp_corked_flush(iface);
 	iface->closing = true;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_tcp_conn, node) {

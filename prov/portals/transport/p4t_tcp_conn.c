@@ -133,6 +133,7 @@ struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 	p4u_list_init(&conn->pulls);
 	p4u_list_node_init(&conn->active);
 	p4u_list_node_init(&conn->backlog);
+	p4u_list_node_init(&conn->corked);
 	p4u_list_node_init(&conn->fail_ev.node);
 	conn->fail_ev.kind = P4T_TCP_EV_CONN_FAILED;
 	p4u_hash_insert(&iface->by_addr, &conn->hnode,
@@ -487,6 +488,57 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
 	return p4t_tcp_errno_status(errno);
 }
 
+/*
+ * Batching (cfg batch_sends): a small request sent between progress calls
+ * is copied onto the link's queue and written by the next progress call
+ * with everything else sent meanwhile, in one writev: a window of sends
+ * costs one system call, not one each. Responses and control messages,
+ * what an upcall sends, and large payloads go at once as before.
+ */
+static bool p4t_tcp_batched(const struct p4t_tcp_conn *conn, const void *hdr,
+			    size_t len)
+{
+	const struct p4t_tcp_iface *iface = conn->iface;
+
+	return iface->batch && !iface->in_progress &&
+	       conn->state == P4T_TCP_CONN_ESTABLISHED &&
+	       len <= P4T_TCP_BUF_SIZE &&	/* a pooled copy, no malloc */
+	       p4w_type_is_seq(((const uint8_t *)hdr)[1]);
+}
+
+static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
+			      size_t hdr_len, const struct iovec *iov,
+			      size_t iovcnt, size_t len)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	int ret;
+
+	/* copied (NULL op_ctx): the caller's memory is free at once */
+	ret = p4t_tcp_send_queue(conn, hdr, hdr_len, iov, iovcnt, 0, len,
+				 NULL);
+	if (ret < 0)
+		return ret;
+	if (conn->txq_bytes >= P4T_TCP_BATCH_MAX) {
+		p4u_list_remove(&conn->corked);
+		p4t_tcp_conn_kick(conn);
+	} else if (!p4u_list_node_linked(&conn->corked)) {
+		p4u_list_insert_tail(&iface->corked, &conn->corked);
+	}
+	return P4T_DONE;
+}
+
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_conn *conn;
+	struct p4u_list *node;
+
+	while ((node = p4u_list_pop_head(&iface->corked))) {
+		conn = container_of(node, struct p4t_tcp_conn, corked);
+		p4u_list_node_init(&conn->corked);
+		p4t_tcp_conn_kick(conn);
+	}
+}
+
 int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx)
@@ -516,6 +568,8 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	}
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
+	if (p4t_tcp_batched(conn, hdr, len))
+		return p4t_tcp_send_batch(conn, hdr, hdr_len, iov, iovcnt, len);
 	direct = conn->state == P4T_TCP_CONN_ESTABLISHED &&
 		 p4u_list_empty(&conn->txq) &&
 		 conn->sock->ctl_off == conn->sock->ctl_len;
@@ -716,6 +770,7 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 		iface->nestablished--;
 	}
 	p4u_list_remove(&conn->backlog);
+	p4u_list_remove(&conn->corked);
 	if (conn->sock)
 		p4t_tcp_sock_close(conn->sock);
 	conn->sock = NULL;

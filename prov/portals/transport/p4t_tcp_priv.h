@@ -60,6 +60,7 @@
 #define P4T_TCP_DATA_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_data))
 #define P4T_TCP_PULL_REQ_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_pull_req))
 #define P4T_TCP_HEAD_MAX	128	/* header bytes kept inside a tx */
+#define P4T_TCP_BATCH_MAX	65536	/* batched bytes written at once */
 #define P4T_TCP_TX_IOV		4	/* caller iovecs kept inside a tx */
 #define P4T_TCP_WRITEV_MAX	1024	/* IOV_MAX on Linux */
 #define P4T_TCP_WRITEV_BYTES	((size_t)4 << 20)	/* per writev */
@@ -76,7 +77,8 @@
 #define P4T_TCP_RETRY_MAX_MS	1000
 #define P4T_TCP_CHUNK_DEFAULT	((size_t)128 << 10)
 #define P4T_TCP_TIMEOUT_DEFAULT	30000u	/* peer_timeout_ms when 0 */
-#define P4T_TCP_BUF_SIZE	P4T_TCP_MAX_INLINE	/* pooled copies */
+/* pooled copies: up to an inline payload with its engine headers */
+#define P4T_TCP_BUF_SIZE	(P4T_TCP_MAX_INLINE + 256)
 #define P4T_TCP_SCRATCH		((size_t)64 << 10)
 
 /* ---- events (deferred upcalls) ------------------------------------------ */
@@ -207,6 +209,7 @@ struct p4t_tcp_conn {
 	struct p4u_list node;		/* iface->conns, then iface->dead */
 	struct p4u_list active;		/* iface->established */
 	struct p4u_list backlog;	/* iface->backlog: staged work left */
+	struct p4u_list corked;		/* iface->corked: batched sends */
 	struct sockaddr_storage addr;	/* the peer's listening address */
 	socklen_t addrlen;
 	enum p4t_tcp_conn_state state;
@@ -306,6 +309,9 @@ struct p4t_tcp_iface {
 	bool signaled;			/* efd holds a count */
 	bool timer_armed;
 	bool closing;
+	bool batch;			/* cfg batch_sends */
+	bool in_progress;		/* sends now come from upcalls */
+	struct p4u_list corked;		/* links with batched sends queued */
 	struct iovec *wiov;		/* P4T_TCP_WRITEV_MAX, for writev */
 	uint8_t *scratch;		/* discarded payload lands here */
 	struct p4t_tcp_stats stats;
@@ -377,6 +383,7 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
 void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
 void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);

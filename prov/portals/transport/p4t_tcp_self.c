@@ -105,6 +105,7 @@ struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface)
 	p4u_list_init(&conn->pulls);
 	p4u_list_node_init(&conn->active);
 	p4u_list_node_init(&conn->backlog);
+	p4u_list_node_init(&conn->corked);
 	p4u_list_node_init(&conn->fail_ev.node);
 	conn->fail_ev.kind = P4T_TCP_EV_CONN_FAILED;
 	p4u_list_insert_tail(&iface->conns, &conn->node);

@@ -481,7 +481,9 @@ void p4t_verbs_conn_fail(struct p4t_verbs_conn *conn, int status)
 
 	if (conn->state == P4T_VERBS_CONN_FAILING)
 		return;
-	if (conn->state != P4T_VERBS_CONN_SELF)
+	/* a link the engine or the iface's close drops did not fail */
+	if (conn->state != P4T_VERBS_CONN_SELF && !conn->closed &&
+	    !iface->closing)
 		iface->stats.link_failures++;
 	conn->state = P4T_VERBS_CONN_FAILING;
 	conn->fail_status = status;
@@ -804,6 +806,7 @@ static void p4t_verbs_iface_free(struct p4t_verbs_iface *iface)
 					   link);
 		p4t_verbs_mem_release(iface, mem);
 	}
+	p4t_verbs_mr_iface_remove(iface);
 	if (iface->srq)
 		ibv_destroy_srq(iface->srq);
 	p4t_verbs_data_fini(iface);
@@ -840,6 +843,8 @@ static int p4t_verbs_iface_open(const struct p4t_iface_config *cfg,
 	p4u_list_init(&iface->conns);
 	p4u_list_init(&iface->failing);
 	p4u_list_init(&iface->mems);
+	p4u_list_init(&iface->regs);
+	p4u_list_node_init(&iface->reg_link);
 
 	ret = p4t_verbs_open_port(iface, cfg);
 	if (ret) {
@@ -849,6 +854,7 @@ static int p4t_verbs_iface_open(const struct p4t_iface_config *cfg,
 	ret = p4t_verbs_open_queues(iface);
 	if (ret)
 		goto err_free;
+	p4t_verbs_mr_iface_add(iface);
 	tcfg.upcalls = &p4t_verbs_tcp_upcalls;
 	tcfg.upcall_ctx = iface;
 	ret = p4t_tcp_ops.iface_open(&tcfg, &iface->tcp);
@@ -886,8 +892,8 @@ static void p4t_verbs_stats_log(const struct p4t_verbs_iface *iface)
 	p4u_info(P4U_LOG_TRANSPORT, "verbs: stats: sent %llu (inline %llu, "
 		 "%llu bytes) recv %llu (%llu bytes) queued %llu rdma_reads "
 		 "%llu (%llu bytes) rdma_writes %llu (%llu bytes) bounced %llu "
-		 "regs %llu srq_limit_events %llu qps_up %llu wc_errors %llu "
-		 "link_failures %llu",
+		 "regs %llu app_regs %llu app_mr_hits %llu srq_limit_events "
+		 "%llu qps_up %llu wc_errors %llu link_failures %llu",
 		 (unsigned long long)st->msgs_sent,
 		 (unsigned long long)st->inline_sent,
 		 (unsigned long long)st->bytes_sent,
@@ -900,6 +906,8 @@ static void p4t_verbs_stats_log(const struct p4t_verbs_iface *iface)
 		 (unsigned long long)st->write_bytes,
 		 (unsigned long long)st->bounced,
 		 (unsigned long long)st->regs,
+		 (unsigned long long)st->app_regs,
+		 (unsigned long long)st->app_mr_hits,
 		 (unsigned long long)st->srq_limit_events,
 		 (unsigned long long)st->qps_up,
 		 (unsigned long long)st->wc_errors,
@@ -954,6 +962,8 @@ const struct p4t_ops p4t_verbs_ops = {
 	.conn_close = p4t_verbs_conn_close,
 	.progress = p4t_verbs_progress,
 	.wait_fd = p4t_verbs_wait_fd,
+	.mr_reg = p4t_verbs_mr_reg,
+	.mr_dereg = p4t_verbs_mr_dereg,
 };
 
 int p4t_verbs_stats(struct p4t_iface *iface, struct p4t_verbs_stats *stats)

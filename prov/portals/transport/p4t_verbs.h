@@ -29,13 +29,16 @@
  * infinite (7): a peer that outruns the SRQ is slowed, never dropped.
  *
  * RMA: pull = RDMA READ, push = RDMA WRITE, straight between the user's
- * buffers: exposed memory is registered for remote access (ibv_reg_mr) and
- * its cookie carries {virtual address, rkey, length}; the local side of a
- * pull or push is registered for the time of the transfer. Nothing is
- * cached: a registration never outlives the operation or the exposure, so
- * memory the application frees or unmaps is never reached through a stale
- * registration. Exposures of more than one iovec, and transfers with more
- * iovecs than the device takes, go through a contiguous bounce buffer.
+ * buffers: exposed memory is registered for remote access and its cookie
+ * carries {virtual address, rkey, length}; the local side of a pull or
+ * push is registered too. Memory inside an application MR (p4t_ops.mr_reg,
+ * at fi_mr_reg; p4t_verbs_mr.c) uses that registration, made once with
+ * the device. Any other buffer (mr_mode 0 consumers register nothing) is
+ * registered on demand for the time of the transfer or exposure, with no
+ * cache: a registration never outlives the operation, so memory the
+ * application frees or unmaps is never reached through a stale one.
+ * Exposures of more than one iovec, and transfers with more iovecs than
+ * the device takes, go through a contiguous bounce buffer.
  *
  * Failures: a work completion in error (retry exceeded, remote access
  * error, ...) or a QP fatal event fails the link: the QP goes to the error
@@ -93,7 +96,9 @@ struct p4t_verbs_stats {
 	uint64_t writes;		/* RDMA WRITEs posted (pushes) */
 	uint64_t write_bytes;
 	uint64_t bounced;		/* transfers through a bounce buffer */
-	uint64_t regs;			/* ibv_reg_mr calls */
+	uint64_t regs;			/* on-demand ibv_reg_mr calls */
+	uint64_t app_regs;		/* application MRs registered here */
+	uint64_t app_mr_hits;		/* buffers found inside one of them */
 	uint64_t srq_limit_events;
 	uint64_t srq_reposts;		/* ibv_post_srq_recv calls */
 	uint64_t qps_up;		/* links that reached READY */

@@ -135,12 +135,15 @@ static void p4t_verbs_wr_free(struct p4t_verbs_iface *iface,
 
 	for (i = 0; i < wr->nmr; i++)
 		ibv_dereg_mr(wr->mr[i]);
+	for (i = 0; i < wr->nreg; i++)
+		p4t_verbs_mr_put(wr->reg[i]);
 	free(wr->bounce);
 	if (wr->sendbuf >= 0)
 		iface->send_free[iface->send_nfree++] = wr->sendbuf;
 	wr->kind = P4T_VERBS_WR_FREE;
 	wr->bounce = NULL;
 	wr->nmr = 0;
+	wr->nreg = 0;
 	wr->next_free = iface->wr_free;
 	iface->wr_free = (uint32_t)(wr - iface->wrs) + 1;
 }
@@ -318,13 +321,18 @@ static int p4t_verbs_iov_trim(const struct iovec *local, size_t iovcnt,
 	return left ? -FI_EINVAL : (int)n;	/* local shorter than len */
 }
 
-/* Register the pieces of [off, off + clen) of iov into wr and sge. */
+/*
+ * Register the pieces of [off, off + clen) of iov into wr and sge: a piece
+ * inside an application MR uses its registration, any other is
+ * registered for the time of the transfer.
+ */
 static int p4t_verbs_chunk_reg(struct p4t_verbs_iface *iface,
 			       struct p4t_verbs_wr *wr, const struct iovec *iov,
 			       size_t n, size_t off, size_t clen, int access,
 			       struct ibv_sge *sge)
 {
 	size_t i, skip = off, take, nsge = 0;
+	struct p4t_verbs_reg *reg;
 	uint8_t *base;
 
 	for (i = 0; i < n && clen; i++) {
@@ -335,13 +343,21 @@ static int p4t_verbs_chunk_reg(struct p4t_verbs_iface *iface,
 		base = (uint8_t *)iov[i].iov_base + skip;
 		take = P4U_MIN(clen, iov[i].iov_len - skip);
 		skip = 0;
-		wr->mr[wr->nmr] = ibv_reg_mr(iface->pd, base, take, access);
-		iface->stats.regs++;
-		if (!wr->mr[wr->nmr])
-			return -FI_EFAULT;
 		sge[nsge].addr = (uintptr_t)base;
 		sge[nsge].length = (uint32_t)take;
-		sge[nsge++].lkey = wr->mr[wr->nmr++]->lkey;
+		reg = p4t_verbs_mr_find(iface, base, take, access);
+		if (reg) {
+			iface->stats.app_mr_hits++;
+			wr->reg[wr->nreg++] = reg;
+			sge[nsge++].lkey = reg->mr->lkey;
+		} else {
+			wr->mr[wr->nmr] = ibv_reg_mr(iface->pd, base, take,
+						     access);
+			iface->stats.regs++;
+			if (!wr->mr[wr->nmr])
+				return -FI_EFAULT;
+			sge[nsge++].lkey = wr->mr[wr->nmr++]->lkey;
+		}
 		clen -= take;
 	}
 	return (int)nsge;
@@ -663,8 +679,16 @@ int p4t_verbs_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		base = mem->bounce;
 		iface->stats.bounced++;
 	}
-	mem->mr = ibv_reg_mr(iface->pd, base, total ? total : 1, flags);
-	iface->stats.regs++;
+	mem->reg = mem->bounce ? NULL :
+		   p4t_verbs_mr_find(iface, base, total, flags);
+	if (mem->reg) {
+		iface->stats.app_mr_hits++;
+		mem->mr = mem->reg->mr;
+	} else {
+		mem->mr = ibv_reg_mr(iface->pd, base, total ? total : 1,
+				     flags);
+		iface->stats.regs++;
+	}
 	if (!mem->mr) {
 		p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: exposing %zu bytes "
 				"failed: %s", total, strerror(errno));
@@ -685,7 +709,9 @@ void p4t_verbs_mem_release(struct p4t_verbs_iface *iface,
 {
 	if (mem->tcp_mem)
 		p4t_mem_unexpose(iface->tcp, mem->tcp_mem);
-	if (mem->mr)
+	if (mem->reg)
+		p4t_verbs_mr_put(mem->reg);
+	else if (mem->mr)
 		ibv_dereg_mr(mem->mr);
 	if (p4u_list_node_linked(&mem->link))
 		p4u_list_remove(&mem->link);

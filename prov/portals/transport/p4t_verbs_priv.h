@@ -1,7 +1,8 @@
 /*
  * p4t_verbs_priv.h - internals of the verbs transport shared by its files:
- * p4t_verbs.c (device, iface, links, bootstrap, failure, progress) and
- * p4t_verbs_data.c (sends, receives, RMA, registration, completions).
+ * p4t_verbs.c (device, iface, links, bootstrap, failure, progress),
+ * p4t_verbs_data.c (sends, receives, RMA, registration, completions) and
+ * p4t_verbs_mr.c (application memory registered ahead, p4t_ops.mr_reg).
  * Behaviour is described in p4t_verbs.h.
  */
 #ifndef P4T_VERBS_PRIV_H
@@ -61,6 +62,35 @@ enum p4t_verbs_conn_state {
 
 struct p4t_verbs_iface;
 
+/*
+ * Application memory (p4t_ops.mr_reg): one per registration, on the
+ * process-wide list until mr_dereg, with one struct p4t_verbs_reg per
+ * open iface (each iface has its own protection domain). All of it is
+ * guarded by one process-wide mutex (p4t_verbs_mr.c): mr_reg comes from
+ * any domain's thread.
+ */
+struct p4t_verbs_amr {
+	struct p4u_list link;		/* the registry's, until mr_dereg */
+	struct p4u_list regs;		/* struct p4t_verbs_reg by amr_link */
+	uintptr_t base;
+	size_t len;
+	int flags;			/* IBV_ACCESS_* */
+	bool dead;			/* mr_dereg called: freed once unused */
+};
+
+/* An application registration as one iface's PD has it. */
+struct p4t_verbs_reg {
+	struct p4u_list amr_link;
+	struct p4u_list iface_link;	/* iface->regs */
+	struct p4t_verbs_amr *amr;
+	struct p4t_verbs_iface *iface;
+	struct ibv_mr *mr;
+	uintptr_t base;			/* copies of amr's, for the lookup */
+	size_t len;
+	int flags;
+	unsigned refs;			/* transfers and exposures using it */
+};
+
 struct p4t_verbs_conn {
 	struct p4t_conn base;		/* first: the engine's view */
 	struct p4t_verbs_iface *iface;
@@ -112,6 +142,9 @@ struct p4t_verbs_wr {
 	int sendbuf;			/* index, or -1 */
 	size_t nmr;
 	struct ibv_mr *mr[P4T_VERBS_MAX_SGE];
+	/* application registrations the pieces used (references) */
+	size_t nreg;
+	struct p4t_verbs_reg *reg[P4T_VERBS_MAX_SGE];
 	/* bounce for a READ whose local iovecs the device cannot take */
 	void *bounce;
 	size_t len;
@@ -123,7 +156,8 @@ struct p4t_verbs_wr {
 struct p4t_verbs_mem {
 	struct p4u_list link;		/* iface->mems */
 	struct p4t_mem *tcp_mem;	/* exposed through TCP (self) */
-	struct ibv_mr *mr;
+	struct ibv_mr *mr;		/* its own, or reg's */
+	struct p4t_verbs_reg *reg;	/* inside an application MR */
 	void *bounce;			/* several iovecs: contiguous copy */
 	unsigned access;
 	size_t iovcnt;
@@ -172,6 +206,8 @@ struct p4t_verbs_iface {
 	struct p4t_verbs_conn *last_hit;	/* qpn lookup cache */
 	struct p4u_list mems;
 	size_t pending_bytes;
+	struct p4u_list regs;		/* struct p4t_verbs_reg (registry lock) */
+	struct p4u_list reg_link;	/* in the registry's iface list */
 
 	int epfd;
 	int kickfd;			/* eventfd: work for progress */
@@ -217,5 +253,22 @@ int p4t_verbs_push(struct p4t_iface *iface, struct p4t_conn *conn,
 		   const struct iovec *local, size_t iovcnt, size_t len,
 		   const struct p4w_cookie *remote, uint64_t remote_off,
 		   void *op_ctx);
+
+/* p4t_verbs_mr.c */
+int p4t_verbs_mr_reg(const void *buf, size_t len, unsigned access,
+		     struct p4t_mr **mr_p);
+void p4t_verbs_mr_dereg(struct p4t_mr *mr);
+/* At open (PD ready): register what the application registered so far. */
+void p4t_verbs_mr_iface_add(struct p4t_verbs_iface *iface);
+/* At close (nothing in flight): this iface's registrations go. */
+void p4t_verbs_mr_iface_remove(struct p4t_verbs_iface *iface);
+/*
+ * The registration of iface covering [addr, addr + len) with every bit
+ * of flags, referenced (drop with p4t_verbs_mr_put), or NULL.
+ */
+struct p4t_verbs_reg *p4t_verbs_mr_find(struct p4t_verbs_iface *iface,
+					const void *addr, size_t len,
+					int flags);
+void p4t_verbs_mr_put(struct p4t_verbs_reg *reg);
 
 #endif /* P4T_VERBS_PRIV_H */

@@ -674,6 +674,36 @@ Test(eng_fc, lazy_ack_not_for_waited_requests)
 	cr_expect_eq(p4e_md_release(na.ni, md), 0, "acked under pressure");
 }
 
+/* copy_size: an initiator that copies 2000-byte payloads completes them
+ * at once and, not waiting, lets the target hold its ack back; what a
+ * bounce block cannot hold is still held (and acked at once). */
+Test(eng_fc, copy_size_copies_up_to_the_bounce_block)
+{
+	struct p4e_ni_attr attr = eng_ni_attr(4096);
+	uint64_t md;
+
+	loop_only();
+	open_lazy_b();
+	eng_node_close(&na);
+	attr.copy_size = 4096;
+	attr.desired.max_volatile_size = 1024;	/* bounce blocks of 2 KiB */
+	eng_node_open(&na, dom, &attr, 0, 1024);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	fill_msg(0, 2000);
+	put_msg(&na, md, 0, 2000, P4E_NO_ACK_REQ);
+	progress();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.send[0][P4E_NI_OK], 1, "copied: SEND at once");
+	cr_expect_eq(msgs_sent_by(&nb), 0, "nobody waits: no ack yet");
+	fill_msg(1, 3000);
+	put_msg(&na, md, 1, 3000, P4E_NO_ACK_REQ);
+	progress();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.send[1][P4E_NI_OK], 1, "held: SEND at acceptance");
+	cr_expect_eq(msgs_sent_by(&nb), 1, "acked at once");
+	cr_expect_eq(p4e_md_release(na.ni, md), 0);
+}
+
 /* A message going back carries the acknowledgement: no SEQ_ACK at all. */
 Test(eng_fc, lazy_ack_rides_on_reverse_traffic)
 {

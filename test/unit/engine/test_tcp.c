@@ -319,6 +319,39 @@ TCP_TEST(coalescing_small_sends)
 	cr_expect_eq(stats_of(&sa).queued_copy, st.queued_copy);
 }
 
+/* batch_sends: requests sent between progress calls leave together at
+ * the next one (or at iface_close), in order; what an upcall or a
+ * response sends is not held. */
+TCP_TEST(batched_sends_leave_at_the_next_progress)
+{
+	struct p4t_iface_config cfg = { .batch_sends = true };
+	struct p4t_conn *x;
+	struct p4t_tcp_stats st;
+	uint32_t i;
+
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
+	st = stats_of(&sa);
+	for (i = 1; i <= 64; i++)
+		cr_assert_eq(send_seq(&sa, x, i, 8 * i), P4T_DONE);
+	cr_expect_eq(stats_of(&sa).sendmsg_calls + stats_of(&sa).writev_calls,
+		     st.sendmsg_calls + st.writev_calls, "nothing written yet");
+	PUMP_UNTIL(count(&sb, UP_RECV) == 65);
+	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls);
+	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1,
+		     "64 messages, one writev");
+	for (i = 1; i <= 64; i++)
+		expect_msg(&sb.ev[1 + i], i, 8 * i);
+	/* a batch the caller never progressed still leaves at close */
+	cr_assert_eq(send_seq(&sa, x, 100, 8), P4T_DONE);
+	side_close(&sa);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 66);
+	expect_msg(&sb.ev[sb.nev - 1 - count(&sb, UP_CONN_FAILED)], 100, 8);
+}
+
 TCP_TEST(requests_get_eagain_above_the_queue_bound_responses_never)
 {
 	struct p4t_conn *x = conn_to(&sa, &sb);
