@@ -6,8 +6,10 @@
 # the sender must see -FI_EAGAIN, and every message must arrive in order
 # and verified once the receiver reads again (cqstall.c checks both).
 #
-# The overflow pool is 2 x 64 KiB per portal so that flow control, not a
-# big buffer, is what holds the sender. CQSTALL_N, CQSTALL_SLEEP change
+# The overflow pool is 2 x 64 KiB per portal, so the eager messages soon
+# come as rendezvous too; what holds the sender is its transmit context,
+# full of rendezvous sends the stalled receiver has not matched (every
+# 16th message: CQSTALL_N must exceed 16 x 64). CQSTALL_N, CQSTALL_SLEEP change
 # the message count and how long the CQ stays unread; CQSTALL_LOGDIR
 # keeps the logs. P4_TEST_BUILDDIR (make check sets it) locates the
 # program and, unless FI_PROVIDER_PATH is set, the plug-in.

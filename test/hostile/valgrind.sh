@@ -69,7 +69,7 @@ rc=0
 FX_WRAP=$vg FX_CASES_FILE=$dir/cases FX_LOGDIR=$dir/fx \
 	bash "$here/../../fabtests-ext/run.sh" -j 2 ${VALGRIND_CASES:-} || rc=1
 if [ -z "${VALGRIND_CASES:-}" ] && [ -x "$builddir/test/hostile/cqstall" ]; then
-	CQSTALL_WRAP=$vg CQSTALL_N=400 CQSTALL_SLEEP=1 \
+	CQSTALL_WRAP=$vg CQSTALL_N=1200 CQSTALL_SLEEP=1 \
 		CQSTALL_LOGDIR=$dir/cqstall bash "$here/cqstall.sh" || rc=1
 fi
 echo "valgrind.sh: $(( $(date +%s) - t0 )) s"
