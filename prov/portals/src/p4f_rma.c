@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "p4f.h"
+#include "p4u_iov.h"
 
 #define P4F_RMA_OP_FLAGS (FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 			  FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
@@ -37,19 +38,7 @@
 static bool p4f_rma_iov_ok(const struct iovec *iov, size_t count,
 			   size_t *len_p)
 {
-	size_t i, len = 0;
-
-	if (count > P4F_IOV_LIMIT || (count && !iov))
-		return false;
-	for (i = 0; i < count; i++) {
-		if (iov[i].iov_len && !iov[i].iov_base)
-			return false;
-		if (len + iov[i].iov_len < len)
-			return false;
-		len += iov[i].iov_len;
-	}
-	*len_p = len;
-	return true;
+	return count <= P4F_IOV_LIMIT && !p4u_iov_len(iov, count, len_p);
 }
 
 int p4f_rma_prep_locked(struct p4f_ep *ep, const struct p4f_rma_args *a,

@@ -11,6 +11,7 @@
 #include <config.h>
 
 #include "p4f.h"
+#include "p4u_iov.h"
 
 /* ---- common -------------------------------------------------------------- */
 
@@ -21,19 +22,8 @@ static uint64_t p4f_xfer_kind(uint32_t pt)
 
 static bool p4f_xfer_iov_ok(const struct p4f_xfer_args *a, size_t *len_p)
 {
-	size_t i, len = 0;
-
-	if (a->count > P4F_IOV_LIMIT || (a->count && !a->iov))
-		return false;
-	for (i = 0; i < a->count; i++) {
-		if (a->iov[i].iov_len && !a->iov[i].iov_base)
-			return false;
-		if (len + a->iov[i].iov_len < len)
-			return false;
-		len += a->iov[i].iov_len;
-	}
-	*len_p = len;
-	return true;
+	return a->count <= P4F_IOV_LIMIT &&
+	       !p4u_iov_len(a->iov, a->count, len_p);
 }
 
 /* Resource limits are checked after one round of progress, so a caller
