@@ -227,9 +227,9 @@ struct p4e_ni_attr {
 	size_t eager_size;		/* larger puts use rendezvous */
 	/*
 	 * [ext] Puts and atomics up to this many bytes are copied at post
-	 * (their SEND event comes at once) when a bounce block, twice
-	 * max_volatile_size, holds them; larger ones hold the caller's
-	 * buffer until the target accepts them. 0: 1024.
+	 * (their SEND event comes at once) into a bounce block (of this
+	 * size or twice max_volatile_size, the larger); larger ones hold
+	 * the caller's buffer until the target accepts them. 0: 1024.
 	 */
 	size_t copy_size;
 	size_t rma_chunk;

@@ -119,8 +119,8 @@ static void fl_flood(struct fx_ctx *ctx, uint64_t neager, uint64_t nrdzv)
 	/*
 	 * Every rendezvous send reads the same buffer (never written while
 	 * they are pending), so the sender is limited by the provider
-	 * (-FI_EAGAIN), not by buffers of its own; eager payloads of 1 KiB
-	 * or less are copied at post, so one buffer serves them all.
+	 * (-FI_EAGAIN), not by buffers of its own; eager payloads are
+	 * copied at post, so one buffer serves them all.
 	 */
 	fx_fill(big, FL_RDZV_SIZE, FL_RDZV_SEED);
 	t0 = fx_now_us();

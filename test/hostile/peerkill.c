@@ -391,9 +391,9 @@ static void pk_survivor(struct fx_ctx *ctx, const struct fx_setup *setup,
 
 	/*
 	 * A send to the dead peer now: refused or failed, never hanging
-	 * (not a payload of 1 KiB or less: those complete once copied).
+	 * (a rendezvous one: eager payloads complete once copied).
 	 */
-	ret = fi_tsend(ep2, ebuf, PK_EAGER_SIZE, NULL, doomed, PK_TAG_DOOMED,
+	ret = fi_tsend(ep2, rbuf, PK_RDZV_SIZE, NULL, doomed, PK_TAG_DOOMED,
 		       &late_ctx);
 	if (ret == 0) {
 		t_kill = fx_now_us();

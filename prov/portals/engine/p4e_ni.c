@@ -378,8 +378,10 @@ static int p4e_ni_pools_init(struct p4e_ni *ni)
 		ret = p4u_pool_init(&ni->uhs, sizeof(struct p4e_uh), 256,
 				    l->max_unexpected_headers);
 	if (!ret)
-		ret = p4u_pool_init(&ni->bounces, l->max_volatile_size * 2, 16,
-				    l->max_ops);
+		ret = p4u_pool_init(&ni->bounces,
+				    P4U_MAX(l->max_volatile_size * 2,
+					    ni->copy_size),
+				    16, l->max_ops);
 	if (!ret)
 		ret = p4u_pool_init(&ni->iovbufs, sizeof(struct p4e_iovbuf), 64,
 				    l->max_entries);

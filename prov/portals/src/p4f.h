@@ -190,11 +190,15 @@ struct p4f_domain {
 int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain_p, void *context);
 
-/* Progress the domain's engine and transports; with the domain lock held
- * (CQ, counter and poll-set reads call it). */
 /* Engine operations beyond the context sizes (p4f_ep.c): two targets'
  * worth of held-back acknowledgements (P4E_ACK_EVERY each). */
 #define P4F_ACK_SLACK	32
+/* Sends are copied up to the eager size, but at most this (p4f_ep.c):
+ * each copy takes a bounce block of that size until it is acknowledged. */
+#define P4F_COPY_SIZE_MAX	((size_t)64 << 10)
+
+/* Progress the domain's engine and transports; with the domain lock held
+ * (CQ, counter and poll-set reads call it). */
 int p4f_domain_progress(struct p4f_domain *domain);
 void p4f_domain_before_sleep_locked(struct p4f_domain *domain);
 

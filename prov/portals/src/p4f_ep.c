@@ -60,8 +60,11 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.port_high = (uint16_t)p4f_params.port_high,
 		.uid = (uint32_t)getuid(),
 		.eager_size = p4f_params.eager_size,
-		/* sends that fit a bounce block complete at once */
-		.copy_size = 2 * ep->inject_size,
+		/* eager sends are copied and complete at once: cheaper than
+		 * holding the buffer until the target's immediate ack */
+		.copy_size = P4U_MAX(2 * ep->inject_size,
+				     P4U_MIN(p4f_params.eager_size,
+					     P4F_COPY_SIZE_MAX)),
 		/* manual progress: sends posted between two progress calls
 		 * leave in one writev at the next (every wait progresses) */
 		.batch_sends = !domain->progress,

@@ -394,12 +394,22 @@ static int p4t_tcp_epoll_run(struct p4t_tcp_iface *iface, int budget)
  * Few links: poll each directly (a recv that finds nothing costs less
  * than epoll_wait plus a recv that finds something), epoll now and then
  * for the listener and handshakes. Many links: only what epoll reports.
+ *
+ * A link whose last recv found nothing is left to epoll until it has
+ * data again, and one whose socket was full until it has room:
+ * recv and sendmsg take the socket lock, and spinning on it delays the
+ * softirq that is delivering the very data (or acks) we wait for (it
+ * queues to the socket backlog, processed only when we release the
+ * lock); epoll's readiness check takes no lock. So a waiting process
+ * epolls, a streaming one reads and writes.
+ *
  * Snapshot first: upcalls may close links (freed only by reap).
  */
 static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 {
 	struct p4t_tcp_conn *snap[P4T_TCP_DIRECT_LINKS], *conn;
 	size_t i, n = 0;
+	bool idle = false;
 	int done = 0;
 
 	iface->tick++;
@@ -409,17 +419,22 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 			snap[n++] = conn;
 		for (i = 0; i < n; i++) {
 			conn = snap[i];
-			if (!p4u_list_empty(&conn->txq) &&
-			    p4t_tcp_conn_flush(conn))
+			if (p4u_list_empty(&conn->txq))
+				;
+			else if (conn->wblocked)
+				idle = true;	/* EPOLLOUT says when */
+			else if (p4t_tcp_conn_flush(conn))
 				continue;
-			if (done < budget)
+			if (conn->rx_idle)
+				idle = true;
+			else if (done < budget)
 				done += p4t_tcp_conn_rx(conn, budget - done);
 		}
-		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
+		if (n && !idle && iface->tick % P4T_TCP_EPOLL_EVERY &&
 		    p4u_list_empty(&iface->pending) && !iface->nconnecting)
 			return done;
 	}
-	return done + p4t_tcp_epoll_run(iface, budget - done);
+	return done + p4t_tcp_epoll_run(iface, budget > done ? budget - done : 0);
 }
 
 /* Staged messages left behind by an exhausted budget. */
@@ -469,6 +484,8 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	if (done < budget)
 		done += p4t_tcp_events_run(iface, budget - done);
 	iface->in_progress = false;
+	/* what this call's messages produced leaves together */
+	p4t_tcp_corked_flush(iface);
 	p4t_tcp_reap(iface);
 	p4t_tcp_signal(iface);
 	return done;

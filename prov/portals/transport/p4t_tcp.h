@@ -28,7 +28,12 @@
  * queued: copied (P4T_DONE) when the rest is at most P4T_TCP_MAX_INLINE
  * bytes or op_ctx is NULL, else referenced (P4T_QUEUED, send_done later).
  * Queued messages leave in one writev each time the socket takes them
- * (coalescing, up to IOV_MAX iovecs). Sequenced requests get -FI_EAGAIN
+ * (coalescing, up to IOV_MAX iovecs). Batching: what is sent from inside
+ * a progress call (upcalls: acks, pull requests, replies) up to
+ * 32 KiB is queued and written together when the call ends; with
+ * cfg.batch_sends, requests sent between progress calls wait for the
+ * next one (both copied up to P4T_TCP_MAX_INLINE + headers, referenced
+ * above). Sequenced requests get -FI_EAGAIN
  * while the link has more than the queue limit (P4T_TCP_QUEUE_LIMIT)
  * queued; responses and control messages are never refused. Messages
  * above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE (attr.max_msg);
@@ -38,7 +43,9 @@
  * Receiving: one recv into a per-link staging buffer, every whole message
  * handed to the recv upcall in place. PULL_DATA / PUSH_DATA payloads land
  * directly: what is staged is copied, the rest is read with readv into the
- * destination. Malformed input, a recv upcall returning < 0, or a refused
+ * destination; while chunks stream in, each read stages only a few KiB
+ * behind the destination (the next chunk's header), so payloads are not
+ * copied out of staging. Malformed input, a recv upcall returning < 0, or a refused
  * push fail the link; the peer sees EOF.
  *
  * Emulated RDMA: cookies carry offset addressing (addr 0), the exposure's
@@ -46,7 +53,9 @@
  * length. A pull sends PULL_REQ; the owner checks the key, READ access,
  * the link and the range (refusals complete the pull with -FI_EACCES or
  * -FI_EINVAL, memory untouched) and streams cfg.rma_chunk chunks, one at
- * a time on the write queue, rotating with the link's other messages. A
+ * a time on the write queue, rotating with the link's other messages (a
+ * write gathers the current chunks of every stream queued, and what lies
+ * between them). A
  * push sends PUSH_DATA chunks in stream order (a later send arrives
  * after them); rma_done comes when the last is written to the socket. A
  * pull or push whose range is outside the cookie's length completes with
@@ -73,8 +82,10 @@
  *
  * Progress: events first (completions, failures), then the self queue,
  * then sockets. Up to P4T_TCP_DIRECT_LINKS established links are polled
- * directly (recv / writev with MSG_DONTWAIT) and epoll is asked every
- * few calls (new connections, handshakes); with more links only the
+ * directly (recv / writev with MSG_DONTWAIT) while they stream, and epoll
+ * is asked every few calls (new connections, handshakes); a link whose
+ * last recv found nothing, or whose socket is full, waits for epoll
+ * (which takes no socket lock) instead. With more links only the
  * sockets epoll reports are touched. The wait fd is the iface's epoll fd:
  * readable when any socket is readable (or writable with data queued),
  * when completions, self messages or staged messages are waiting, or
@@ -123,6 +134,7 @@ struct p4t_tcp_stats {
 	uint64_t streams;		/* pulls served here */
 	uint64_t rma_bytes_out;		/* PULL_DATA + PUSH_DATA bytes sent */
 	uint64_t rma_bytes_in;		/* landed here */
+	uint64_t rma_bytes_staged;	/* ... of them copied out of staging */
 	uint64_t self_msgs;
 	uint64_t links;			/* live links now */
 };

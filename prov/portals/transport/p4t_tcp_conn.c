@@ -282,6 +282,14 @@ void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx)
  */
 void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn)
 {
+	/* inside progress: written together when the call ends */
+	if (conn->iface->in_progress &&
+	    conn->state == P4T_TCP_CONN_ESTABLISHED) {
+		if (!p4u_list_node_linked(&conn->corked))
+			p4u_list_insert_tail(&conn->iface->corked,
+					     &conn->corked);
+		return;
+	}
 	if (!conn->wblocked)
 		(void)p4t_tcp_conn_flush(conn);
 	else
@@ -489,33 +497,40 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
 }
 
 /*
- * Batching (cfg batch_sends): a small request sent between progress calls
- * is copied onto the link's queue and written by the next progress call
- * with everything else sent meanwhile, in one writev: a window of sends
- * costs one system call, not one each. Responses and control messages,
- * what an upcall sends, and large payloads go at once as before.
+ * Batching: a message up to P4T_TCP_BATCH_REF_MAX goes onto the link's
+ * queue (copied if small, else by reference when the caller waits for
+ * send_done) and is written later with everything else sent meanwhile,
+ * in one writev, instead of a sendmsg of its own. Inside a progress
+ * call that is any such message (acknowledgements, pull requests,
+ * replies: what the messages of one read produce leaves together when
+ * the call ends). Between progress calls (cfg batch_sends) it is
+ * requests: the next progress call writes them, so a window of sends
+ * costs one system call, not one each. Larger payloads go at once.
  */
 static bool p4t_tcp_batched(const struct p4t_tcp_conn *conn, const void *hdr,
-			    size_t len)
+			    size_t len, const void *op_ctx)
 {
 	const struct p4t_tcp_iface *iface = conn->iface;
 
-	return iface->batch && !iface->in_progress &&
-	       conn->state == P4T_TCP_CONN_ESTABLISHED &&
-	       len <= P4T_TCP_BUF_SIZE &&	/* a pooled copy, no malloc */
-	       p4w_type_is_seq(((const uint8_t *)hdr)[1]);
+	/* a pooled copy (no malloc), or by reference if the caller waits */
+	return conn->state == P4T_TCP_CONN_ESTABLISHED &&
+	       (len <= P4T_TCP_BUF_SIZE ||
+		(op_ctx && len <= P4T_TCP_BATCH_REF_MAX)) &&
+	       (iface->in_progress ||
+		(iface->batch && p4w_type_is_seq(((const uint8_t *)hdr)[1])));
 }
 
 static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 			      size_t hdr_len, const struct iovec *iov,
-			      size_t iovcnt, size_t len)
+			      size_t iovcnt, size_t len, void *op_ctx)
 {
 	struct p4t_tcp_iface *iface = conn->iface;
 	int ret;
 
-	/* copied (NULL op_ctx): the caller's memory is free at once */
+	/* small ones copied (NULL op_ctx): the caller's memory is free at
+	 * once; larger ones referenced, send_done when written */
 	ret = p4t_tcp_send_queue(conn, hdr, hdr_len, iov, iovcnt, 0, len,
-				 NULL);
+				 len <= P4T_TCP_BUF_SIZE ? NULL : op_ctx);
 	if (ret < 0)
 		return ret;
 	if (conn->txq_bytes >= P4T_TCP_BATCH_MAX) {
@@ -524,7 +539,7 @@ static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 	} else if (!p4u_list_node_linked(&conn->corked)) {
 		p4u_list_insert_tail(&iface->corked, &conn->corked);
 	}
-	return P4T_DONE;
+	return ret;
 }
 
 void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
@@ -568,8 +583,9 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	}
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
-	if (p4t_tcp_batched(conn, hdr, len))
-		return p4t_tcp_send_batch(conn, hdr, hdr_len, iov, iovcnt, len);
+	if (p4t_tcp_batched(conn, hdr, len, op_ctx))
+		return p4t_tcp_send_batch(conn, hdr, hdr_len, iov, iovcnt, len,
+					  op_ctx);
 	direct = conn->state == P4T_TCP_CONN_ESTABLISHED &&
 		 p4u_list_empty(&conn->txq) &&
 		 conn->sock->ctl_off == conn->sock->ctl_len;
@@ -657,7 +673,7 @@ static void p4t_tcp_conn_consume(struct p4t_tcp_conn *conn, size_t n)
 	}
 }
 
-/* Gather the socket's handshake bytes and the queue, up to one chunk. */
+/* Gather the socket's handshake bytes and the queue (see the loop). */
 static size_t p4t_tcp_conn_gather(struct p4t_tcp_conn *conn, size_t *n_p)
 {
 	struct p4t_tcp_sock *sock = conn->sock;
@@ -674,8 +690,13 @@ static size_t p4t_tcp_conn_gather(struct p4t_tcp_conn *conn, size_t *n_p)
 		if (n >= P4T_TCP_WRITEV_MAX || bytes >= P4T_TCP_WRITEV_BYTES)
 			break;
 		bytes += p4t_tcp_tx_gather(tx, v, P4T_TCP_WRITEV_MAX, &n);
-		/* the next chunk is armed once this one is written */
-		if (tx->kind != P4T_TCP_TX_MSG)
+		/*
+		 * A push arms its next chunk in place once this one is
+		 * written: nothing may be gathered behind it. A stream's
+		 * next chunk moves behind what is queued, so the chunks of
+		 * many streams (and messages between them) leave together.
+		 */
+		if (tx->kind == P4T_TCP_TX_PUSH)
 			break;
 	}
 	*n_p = n;

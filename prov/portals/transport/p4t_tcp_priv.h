@@ -61,6 +61,7 @@
 #define P4T_TCP_PULL_REQ_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_pull_req))
 #define P4T_TCP_HEAD_MAX	128	/* header bytes kept inside a tx */
 #define P4T_TCP_BATCH_MAX	65536	/* batched bytes written at once */
+#define P4T_TCP_BATCH_REF_MAX	32768	/* larger sends are not batched */
 #define P4T_TCP_TX_IOV		4	/* caller iovecs kept inside a tx */
 #define P4T_TCP_WRITEV_MAX	1024	/* IOV_MAX on Linux */
 #define P4T_TCP_WRITEV_BYTES	((size_t)4 << 20)	/* per writev */
@@ -80,6 +81,8 @@
 /* pooled copies: up to an inline payload with its engine headers */
 #define P4T_TCP_BUF_SIZE	(P4T_TCP_MAX_INLINE + 256)
 #define P4T_TCP_SCRATCH		((size_t)64 << 10)
+/* staged per read while chunks stream (see p4t_tcp_rx_fill) */
+#define P4T_TCP_BULK_PEEK	((size_t)4 << 10)
 
 /* ---- events (deferred upcalls) ------------------------------------------ */
 
@@ -160,6 +163,7 @@ struct p4t_tcp_rx {
 	size_t left;
 	bool discard;
 	bool last;
+	bool bulk;			/* chunks are streaming in */
 	struct p4t_tcp_rma *pull;	/* PULL_DATA: whose chunk */
 	struct p4t_tcp_mem *mem;	/* PUSH_DATA: the exposure */
 	/* BIG */
@@ -218,6 +222,7 @@ struct p4t_tcp_conn {
 	bool busy;			/* an upcall on it is running */
 	bool hashed;
 	bool wblocked;			/* the socket said EAGAIN */
+	bool rx_idle;			/* the last recv found nothing */
 	bool has_session;
 	uint64_t session;		/* the peer's, from its HELLO(_ACK) */
 	uint64_t deadline_ms;		/* CONNECTING */

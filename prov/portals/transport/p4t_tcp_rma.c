@@ -85,6 +85,7 @@ static void p4t_tcp_rx_land_staged(struct p4t_tcp_conn *conn)
 	rx->off += take;
 	rx->left -= take;
 	conn->iface->stats.rma_bytes_in += take;
+	conn->iface->stats.rma_bytes_staged += take;
 	if (rx->left) {
 		rx->mode = P4T_TCP_RX_LAND;
 		return;
@@ -172,6 +173,7 @@ static int p4t_tcp_rx_parse(struct p4t_tcp_conn *conn, int budget,
 			if (!ret)
 				break;
 		} else if (!ret) {
+			rx->bulk = false;
 			rx->head += hdr.length;
 			if (p4t_tcp_rx_deliver(conn, rx->buf + rx->head -
 					       hdr.length, hdr.length))
@@ -261,6 +263,14 @@ static ssize_t p4t_tcp_rx_fill(struct p4t_tcp_conn *conn, bool *drained)
 	}
 	want = dest = p4t_tcp_rx_dest(conn, v, 64, &n);
 	space = P4T_TCP_STAGE - rx->tail;
+	/*
+	 * While chunks stream in, the next message is most likely another
+	 * chunk: stage only enough for its header, so its payload is read
+	 * straight into place by the next read instead of copied out of a
+	 * full staging buffer. Anything else clears bulk when it is parsed.
+	 */
+	if (rx->bulk)
+		space = P4U_MIN(space, P4T_TCP_BULK_PEEK);
 	if (space) {
 		v[n].iov_base = rx->buf + rx->tail;
 		v[n++].iov_len = space;
@@ -272,7 +282,8 @@ static ssize_t p4t_tcp_rx_fill(struct p4t_tcp_conn *conn, bool *drained)
 			     readv(conn->sock->fd, v, (int)n);
 	} while (r < 0 && errno == EINTR);
 	conn->iface->stats.recv_calls++;
-	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	conn->rx_idle = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	if (conn->rx_idle)
 		return 0;
 	if (r <= 0) {
 		p4u_info(P4U_LOG_TRANSPORT, "tcp: link %s",
@@ -848,6 +859,7 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 	rx->discard = false;
 	rx->last = d.last;
 	rx->left = d.length;
+	rx->bulk = d.length > P4T_TCP_BULK_PEEK;
 	if (hdr->type == P4W_T_PULL_DATA)
 		return p4t_tcp_rx_pull_data(conn, &d);
 	/* a push the peer may not make is a protocol violation */

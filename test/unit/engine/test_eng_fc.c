@@ -675,9 +675,10 @@ Test(eng_fc, lazy_ack_not_for_waited_requests)
 }
 
 /* copy_size: an initiator that copies 2000-byte payloads completes them
- * at once and, not waiting, lets the target hold its ack back; what a
- * bounce block cannot hold is still held (and acked at once). */
-Test(eng_fc, copy_size_copies_up_to_the_bounce_block)
+ * at once and, not waiting, lets the target hold its ack back; a larger
+ * payload is held (and acked at once). Bounce blocks grow to copy_size
+ * (here above twice max_volatile_size). */
+Test(eng_fc, copy_size_copies_up_to_copy_size)
 {
 	struct p4e_ni_attr attr = eng_ni_attr(4096);
 	uint64_t md;
@@ -685,8 +686,8 @@ Test(eng_fc, copy_size_copies_up_to_the_bounce_block)
 	loop_only();
 	open_lazy_b();
 	eng_node_close(&na);
-	attr.copy_size = 4096;
-	attr.desired.max_volatile_size = 1024;	/* bounce blocks of 2 KiB */
+	attr.copy_size = 2000;
+	attr.desired.max_volatile_size = 256;	/* 512-byte blocks if not */
 	eng_node_open(&na, dom, &attr, 0, 1024);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
 	fill_msg(0, 2000);

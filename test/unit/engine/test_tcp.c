@@ -2,7 +2,8 @@
  * test_tcp.c - the TCP transport (p4t_tcp*.c) against the p4t.h contract
  * and what p4t_tcp.h promises, over loopback: addresses, messages of
  * every size in order, the lazy handshake and conn_new, simultaneous
- * connects, partial writes and queueing, coalescing, the request bound,
+ * connects, partial writes and queueing, coalescing, batching (between
+ * progress calls, by reference, and inside one), the request bound,
  * refused connects, a peer killed mid-pull, hostile sockets, auth_key
  * mismatch, restart detection, close paths, the wait fd and the budget.
  * Pull / push with chunking and their refusals, and self links, are tested
@@ -350,6 +351,104 @@ TCP_TEST(batched_sends_leave_at_the_next_progress)
 	side_close(&sa);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 66);
 	expect_msg(&sb.ev[sb.nev - 1 - count(&sb, UP_CONN_FAILED)], 100, 8);
+}
+
+/* Larger batched requests are queued by reference (the caller waits for
+ * send_done) and leave with the batch; above the limit they go at once. */
+TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
+{
+	struct p4t_iface_config cfg = { .batch_sends = true };
+	struct p4t_tcp_stats st;
+	struct p4t_conn *x;
+	uint32_t i;
+	int ret;
+
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	sa.free_on_done = true;
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
+	st = stats_of(&sa);
+	for (i = 1; i <= 6; i++)
+		cr_assert_eq(send_msg(&sa, x, P4W_PUT, i, 8192, true),
+			     P4T_QUEUED);
+	cr_expect_eq(count(&sa, UP_SEND_DONE), 0);
+	cr_expect_eq(stats_of(&sa).sendmsg_calls + stats_of(&sa).writev_calls,
+		     st.sendmsg_calls + st.writev_calls, "nothing written yet");
+	PUMP_UNTIL(count(&sb, UP_RECV) == 7 && count(&sa, UP_SEND_DONE) == 6);
+	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1,
+		     "six 8 KiB requests, one writev");
+	cr_expect_eq(stats_of(&sa).queued_ref, st.queued_ref + 6);
+	for (i = 1; i <= 6; i++) {
+		expect_msg(&sb.ev[1 + i], i, 8192);
+		cr_expect_eq(sa.ev[find_ev(&sa, UP_SEND_DONE, i - 1)].status,
+			     0);
+	}
+	/* 64 KiB is not batched: written by the send itself */
+	st = stats_of(&sa);
+	ret = send_msg(&sa, x, P4W_PUT, 7, 65536, true);
+	cr_expect(ret == P4T_DONE || ret == P4T_QUEUED);
+	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 8);
+	expect_msg(&sb.ev[8], 7, 65536);
+}
+
+/* Each message b receives is answered from its recv upcall. */
+static void reply_from_recv(struct side *s, struct p4t_conn *conn,
+			    const void *msg, size_t len)
+{
+	uint32_t seq;
+
+	cr_assert_geq(len, 12);
+	memcpy(&seq, (const uint8_t *)msg + 8, 4);
+	cr_assert_eq(send_seq(s, conn, seq + 1000, 16), P4T_DONE);
+}
+
+/* What upcalls send inside a progress call leaves together when the call
+ * ends: replies to a burst cost a writev per read, not a sendmsg each. */
+TCP_TEST(upcall_sends_leave_together_when_progress_ends)
+{
+	struct p4t_conn *x = conn_to(&sa, &sb);
+	struct p4t_tcp_stats st;
+	uint32_t i;
+
+	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
+	sb.on_recv = reply_from_recv;
+	st = stats_of(&sb);
+	for (i = 1; i <= 64; i++)
+		cr_assert_eq(send_seq(&sa, x, i, 8), P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_RECV) == 64);
+	cr_expect_eq(stats_of(&sb).sendmsg_calls, st.sendmsg_calls,
+		     "no reply written on its own");
+	cr_expect_leq(stats_of(&sb).writev_calls - st.writev_calls,
+		      stats_of(&sb).recv_calls - st.recv_calls);
+	for (i = 1; i <= 64; i++)
+		expect_msg(&sa.ev[find_ev(&sa, UP_RECV, i - 1)], i + 1000, 16);
+}
+
+/* A quiet link is not read until epoll says it has data: recv would take
+ * the socket lock the delivering softirq needs, at every poll. */
+TCP_TEST(idle_link_is_left_to_epoll)
+{
+	struct p4t_conn *y, *x = link_up(&sa, &sb, &y);
+	struct p4t_tcp_stats st;
+	int i;
+
+	pump_quiet(20);
+	st = stats_of(&sa);
+	for (i = 0; i < 100; i++)
+		(void)p4t_progress(sa.iface, 64);
+	cr_expect_leq(stats_of(&sa).recv_calls - st.recv_calls, 1,
+		      "%llu reads of an idle link in 100 progress calls",
+		      (unsigned long long)(stats_of(&sa).recv_calls -
+					   st.recv_calls));
+	/* and data is still seen at once */
+	cr_assert_eq(send_seq(&sb, y, 5, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_RECV) == 1);
+	expect_msg(&sa.ev[find_ev(&sa, UP_RECV, 0)], 5, 100);
+	(void)x;
 }
 
 TCP_TEST(requests_get_eagain_above_the_queue_bound_responses_never)

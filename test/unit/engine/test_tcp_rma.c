@@ -3,7 +3,8 @@
  * against the p4t.h contract and p4t_tcp.h, over loopback: pull and push
  * moving the bytes in chunks (offsets, iovecs on both sides, a send after
  * a push landing after it), a large pull that does not stall small
- * messages, the refusals (access, stale, another peer's exposure, forged
+ * messages, streamed chunks read into place (not staged) and the chunks
+ * of many streams written together, the refusals (access, stale, another peer's exposure, forged
  * lengths, a push into read-only memory failing the link), and the self
  * link.
  *
@@ -120,6 +121,87 @@ TCP_TEST(large_pull_does_not_stall_small_messages)
 	for (i = 0; i < 10; i++)
 		expect_msg(&sa.ev[i], i, 32);
 	cr_expect_eq(memcmp(src, dst, len), 0);
+	p4t_mem_unexpose(sb.iface, rm);
+	free(src);
+	free(dst);
+}
+
+/* While chunks stream in, reads stage only a chunk header's worth behind
+ * the chunk being landed: payloads go straight into place, not through
+ * the staging buffer (the reader lags, so whole chunks wait in its
+ * socket). */
+TCP_TEST(streamed_chunks_are_read_into_place_not_staged)
+{
+	const size_t len = 4 << 20;
+	struct p4t_iface_config cfg = { .rma_chunk = 65536 };
+	uint8_t *src = pat_buf(len, 3), *dst = calloc(1, len);
+	struct iovec siov = { src, len }, diov = { dst, len };
+	struct p4t_conn *x, *y;
+	struct p4t_tcp_stats st;
+	struct p4w_cookie rc;
+	struct p4t_mem *rm;
+
+	cr_assert(dst);
+	side_close(&sb);
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &siov, 1, P4T_ACCESS_READ,
+				    &rc, &rm), 0);
+	cr_assert_eq(p4t_pull(sa.iface, x, &rc, 0, &diov, 1, len, NULL), 0);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 1);
+	cr_expect_eq(sa.ev[find_ev(&sa, UP_RMA_DONE, 0)].status, 0);
+	cr_expect_eq(memcmp(src, dst, len), 0);
+	st = stats_of(&sa);
+	cr_expect_eq(st.rma_bytes_in, len);
+	/* the first chunk may be staged, then a header's read per chunk */
+	cr_expect_leq(st.rma_bytes_staged, len / 8,
+		      "%llu of %zu bytes copied out of staging",
+		      (unsigned long long)st.rma_bytes_staged, len);
+	p4t_mem_unexpose(sb.iface, rm);
+	free(src);
+	free(dst);
+}
+
+/* The chunks of many streams (and what is queued between them) leave in
+ * one write, each stream still taking its turn. */
+TCP_TEST(chunks_of_many_streams_leave_together)
+{
+	const size_t part = 16384, n = 16;
+	struct p4t_iface_config cfg = { .rma_chunk = part };
+	uint8_t *src = pat_buf(part * n, 4), *dst = calloc(1, part * n);
+	struct iovec siov = { src, part * n };
+	struct iovec diov[16];
+	struct p4t_conn *x, *y;
+	struct p4t_tcp_stats st;
+	struct p4w_cookie rc;
+	struct p4t_mem *rm;
+	size_t i;
+
+	cr_assert(dst);
+	side_close(&sb);
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	/* room for all of it in the socket: writes are never short */
+	p4t_tcp_set_sockbuf(sa.iface, 4 << 20, 4 << 20);
+	p4t_tcp_set_sockbuf(sb.iface, 4 << 20, 4 << 20);
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &siov, 1, P4T_ACCESS_READ,
+				    &rc, &rm), 0);
+	st = stats_of(&sb);
+	for (i = 0; i < n; i++) {
+		diov[i].iov_base = dst + i * part;
+		diov[i].iov_len = part;
+		cr_assert_eq(p4t_pull(sa.iface, x, &rc, i * part, &diov[i], 1,
+				      part, (void *)(i + 1)), 0);
+	}
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == n);
+	for (i = 0; i < n; i++)
+		cr_expect_eq(sa.ev[find_ctx(&sa, (void *)(i + 1))].status, 0);
+	cr_expect_eq(memcmp(src, dst, part * n), 0);
+	cr_expect_eq(stats_of(&sb).streams, st.streams + n);
+	cr_expect_leq(stats_of(&sb).writev_calls - st.writev_calls, 4,
+		      "%llu writes for %zu one-chunk streams",
+		      (unsigned long long)(stats_of(&sb).writev_calls -
+					   st.writev_calls), n);
 	p4t_mem_unexpose(sb.iface, rm);
 	free(src);
 	free(dst);
