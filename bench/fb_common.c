@@ -332,6 +332,17 @@ void fb_oob_sync(struct fb_ctx *ctx)
 		fb_fail(ctx, "oob sync: unexpected byte 0x%x", in);
 }
 
+void fb_oob_totals_agree(struct fb_ctx *ctx, uint64_t total)
+{
+	uint64_t peer_total;
+
+	fb_oob_xchg(ctx, &total, &peer_total, sizeof(peer_total));
+	if (peer_total != total)
+		fb_fail(ctx, "messages: %llu here, %llu at the peer",
+			(unsigned long long)total,
+			(unsigned long long)peer_total);
+}
+
 bool fb_oob_agree(struct fb_ctx *ctx, bool ok)
 {
 	uint8_t out = ok ? 1 : 0, in;

@@ -175,6 +175,8 @@ void fb_oob_send(struct fb_ctx *ctx, const void *buf, size_t len);
 void fb_oob_recv(struct fb_ctx *ctx, void *buf, size_t len);
 void fb_oob_xchg(struct fb_ctx *ctx, const void *out, void *in, size_t len);
 void fb_oob_sync(struct fb_ctx *ctx);
+/* Both sides moved total messages; fails the program if not. */
+void fb_oob_totals_agree(struct fb_ctx *ctx, uint64_t total);
 /* Both sides say whether they can go on; true only if both can. */
 bool fb_oob_agree(struct fb_ctx *ctx, bool ok);
 /* Nonblocking: true once the peer sent something (or closed). */

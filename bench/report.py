@@ -39,8 +39,9 @@ TESTS += [
     ("rma_write_bw", "RMA write bandwidth, window 64", "MB/s", False),
     ("rma_read_bw", "RMA read bandwidth, window 64", "MB/s", False),
     ("atomic_rate", "Atomic FI_SUM uint64 rate, window 64", "Mops/s", False),
-    ("trig", "Triggered operations (triggered vs direct send, depth-N "
-     "chains)", "us", True),
+    ("trig", "Triggered operations: 8 B sends posted directly or triggered "
+     "(window 64), chained by the provider (triggered on the send "
+     "counter) or by the application (depth N), per send", "us", True),
     ("mpi_lat", "Open MPI ping-pong latency (pml cm, mtl ofi), one way",
      "us", True),
     ("mpi_rate", "Open MPI 8 B message rate, window 64", "Mmsg/s", False),
@@ -102,10 +103,11 @@ def fmt_ratio(r):
 
 
 def params_of(vals, na, test):
-    ps = set()
+    # numbers in order; names in the order the programs wrote them
+    ps = []
     for (t, _p), d in list(vals.items()) + list(na.items()):
         if t == test:
-            ps.update(k for k in d if k != "*")
+            ps += [k for k in d if k != "*" and k not in ps]
     return sorted(ps, key=lambda s: float(s) if s.replace(".", "").isdigit()
                   else 0.0)
 
@@ -164,9 +166,16 @@ def table(out, vals, na, test, title, unit, lower, provs):
     for n in notes:
         out.append("- " + n)
     for prov in cols:
+        # one line per reason: "N=1, 1024: NA (...)"
+        by_reason = {}
         for p, reason in na.get((test, prov), {}).items():
             if p != "*":
-                out.append("- `%s` N=%s: NA (%s)" % (prov, p, reason))
+                by_reason.setdefault(reason, []).append(p)
+        for reason, ps in by_reason.items():
+            label = ", ".join(ps)
+            if all(x.isdigit() for x in ps):
+                label = "N=" + label
+            out.append("- `%s` %s: NA (%s)" % (prov, label, reason))
     out.append("")
 
 

@@ -220,18 +220,7 @@ for rep in $(seq 1 "$REPS"); do
 		each_prov "$rep" fb_rma -m bw
 		each_prov "$rep" fb_rma -m atomic
 	fi
-	# triggered operations: no program yet, so only say who offers them
-	if want trig && [ "$rep" = 1 ]; then
-		for p in "${PROVS[@]}"; do
-			if fi_info -p "$p" -c FI_TAGGED,FI_TRIGGER -t FI_EP_RDM \
-				2>/dev/null | grep -q provider; then
-				why="FI_TRIGGER offered; no triggered-op program in bench/ yet"
-			else
-				why="fi_getinfo offers no FI_TRIGGER endpoint"
-			fi
-			echo "$rep $p NA trig * $why" >> "$RES"
-		done
-	fi
+	want trig && each_prov "$rep" fb_trig
 	if want mpi; then
 		if [ -n "$MB" ]; then
 			run_mpi "$rep"

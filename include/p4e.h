@@ -246,6 +246,15 @@ struct p4e_ni_attr {
 	 * the progress call. 0: everything is.
 	 */
 	uint64_t ack_delay_ns;
+	/*
+	 * [ext] Decides the entries appended with id_filtered (struct
+	 * p4e_me_desc): true when a message from initiator peer matches the
+	 * entry's id_filter. Called while matching, under the caller's
+	 * serialisation; it must not call into the engine except
+	 * p4e_peer_addr. NULL: such entries are refused.
+	 */
+	bool (*id_filter)(void *ctx, uint64_t filter, uint32_t peer);
+	void *id_filter_ctx;
 };
 
 int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
@@ -412,6 +421,14 @@ struct p4e_me_desc {
 	 * Ignored with P4E_ME_MANAGE_LOCAL or P4E_ME_VIRT_ADDR.
 	 */
 	uint64_t base;
+	/*
+	 * [ext] With match_id P4E_ID_ANY on a matching NI: only initiators
+	 * the NI's id_filter (attr) accepts for id_filter match (the
+	 * Portals half wildcards, {nid, PTL_PID_ANY} and {PTL_NID_ANY,
+	 * pid}, which name a set of peers the engine's ids cannot).
+	 */
+	bool id_filtered;
+	uint64_t id_filter;
 };
 
 /* On a non-matching NI the match fields are ignored (an LE). */

@@ -68,7 +68,7 @@ int ptl_me_desc(struct ptl_ni *ni, const ptl_me_t *me, bool is_le,
 		desc->match_id = P4E_ID_ANY;
 		return PTL_OK;
 	}
-	if (ptl_ni_match_id(ni, me->match_id, &desc->match_id))
+	if (ptl_ni_match_id(ni, me->match_id, desc))
 		return PTL_ARG_INVALID;
 	desc->match_bits = me->match_bits;
 	desc->ignore_bits = me->ignore_bits;

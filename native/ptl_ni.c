@@ -47,30 +47,47 @@ int ptl_ni_peer(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p)
 }
 
 /*
- * An entry's match_id. The engine matches one initiator or any: a
- * physical id with only one of nid / pid wildcarded cannot be expressed
- * and is refused (documented in portals4.7).
+ * An entry's match_id into desc. The engine's ids name one initiator or
+ * any; a physical id with only one of nid / pid wildcarded (every process
+ * of a node, a pid on any node) is any initiator narrowed by the NI's
+ * id filter (ptl_ni_id_filter), with nid << 32 | pid as the filter.
  */
-int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p)
+int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id,
+		    struct p4e_me_desc *desc)
 {
 	bool nid_any, pid_any;
 
+	desc->id_filtered = false;
 	if (ni->options & PTL_NI_LOGICAL) {
 		if (id.rank == PTL_RANK_ANY) {
-			*peer_p = P4E_ID_ANY;
+			desc->match_id = P4E_ID_ANY;
 			return 0;
 		}
-		return ptl_ni_peer(ni, id, peer_p);
+		return ptl_ni_peer(ni, id, &desc->match_id);
 	}
 	nid_any = id.phys.nid == PTL_NID_ANY;
 	pid_any = id.phys.pid == PTL_PID_ANY;
-	if (nid_any && pid_any) {
-		*peer_p = P4E_ID_ANY;
-		return 0;
-	}
-	if (nid_any || pid_any)
+	if (!nid_any && !pid_any)
+		return ptl_ni_peer(ni, id, &desc->match_id);
+	if (!pid_any && id.phys.pid >= PTL_PID_MAX)
 		return -FI_EINVAL;
-	return ptl_ni_peer(ni, id, peer_p);
+	desc->match_id = P4E_ID_ANY;
+	if (!nid_any || !pid_any) {
+		desc->id_filtered = true;
+		desc->id_filter = (uint64_t)id.phys.nid << 32 | id.phys.pid;
+	}
+	return 0;
+}
+
+/* The engine asks it of each candidate entry with a half wildcard. */
+static bool ptl_ni_id_filter(void *ctx, uint64_t filter, uint32_t peer)
+{
+	ptl_process_t id = ptl_ni_initiator(ctx, peer);
+	ptl_nid_t nid = (ptl_nid_t)(filter >> 32);
+	ptl_pid_t pid = (ptl_pid_t)(filter & UINT32_MAX);
+
+	return (nid == PTL_NID_ANY || id.phys.nid == nid) &&
+	       (pid == PTL_PID_ANY || id.phys.pid == pid);
 }
 
 ptl_process_t ptl_ni_initiator(struct ptl_ni *ni, uint32_t peer)
@@ -209,6 +226,8 @@ static int ptl_ni_open_engine(struct ptl_ni *ni, ptl_pid_t pid,
 	attr.addrlen = sizeof(sin);
 	attr.uid = (uint32_t)getuid();
 	attr.peer_timeout_ms = ptl_lib.peer_timeout_ms;
+	attr.id_filter = ptl_ni_id_filter;
+	attr.id_filter_ctx = ni;
 	return p4e_ni_create(ni->dom, &attr, &ni->eni);
 }
 

@@ -175,7 +175,8 @@ int ptl_obj_enter(uint32_t handle, unsigned type, struct ptl_ni **ni_p,
 
 /* ptl_ni.c: addressing */
 int ptl_ni_peer(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);
-int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);
+int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id,
+		    struct p4e_me_desc *desc);
 ptl_process_t ptl_ni_initiator(struct ptl_ni *ni, uint32_t peer);
 
 /* ptl_eq.c */

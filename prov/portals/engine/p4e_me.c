@@ -418,6 +418,9 @@ static bool p4e_me_uh_accept(struct p4e_uentry *u, void *ctx)
 	struct p4e_uh *uh = container_of(u, struct p4e_uh, uent);
 	uint64_t offset, mlength;
 
+	if (!p4e_id_filter_ok(me->ni, me->id_filtered, me->id_filter,
+			      u->source))
+		return false;
 	if (!(me->options & P4E_ME_NO_TRUNCATE))
 		return true;
 	p4e_me_place(me, uh->remote_offset, uh->rlength, true, &offset,
@@ -537,6 +540,10 @@ static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 		return -FI_EINVAL;
 	if (p4e_me_match_peer(ni, desc->match_id, &peer))
 		return -FI_EINVAL;
+	if (desc->id_filtered &&
+	    (desc->match_id != P4E_ID_ANY || !ni->id_filter ||
+	     !(ni->options & P4E_NI_MATCHING)))
+		return -FI_EINVAL;
 	if ((pt->options & P4E_PT_ONLY_USE_ONCE) && !(opt & P4E_ME_USE_ONCE))
 		return -FI_EINVAL;
 	if ((pt->options & P4E_PT_ONLY_TRUNCATE) && (opt & P4E_ME_NO_TRUNCATE))
@@ -606,6 +613,8 @@ static int p4e_me_create(struct p4e_ni *ni, uint32_t pt_index,
 		/* checked by p4e_me_check */
 		(void)p4e_me_match_peer(ni, desc->match_id,
 					&me->ment.match_id);
+		me->id_filtered = desc->id_filtered;
+		me->id_filter = desc->id_filter;
 	} else {
 		me->ment.match_bits = 0;
 		me->ment.ignore_bits = UINT64_MAX;
@@ -730,6 +739,19 @@ void p4e_me_trig_cancel(struct p4e_ni *ni, uint64_t handle)
 
 /* ---- search and claimed messages ------------------------------------------ */
 
+/* A search with a half wildcard (id_filtered): the filter decides. */
+struct p4e_me_search_filter {
+	struct p4e_ni *ni;
+	uint64_t filter;
+};
+
+static bool p4e_me_search_accept(struct p4e_uentry *u, void *ctx)
+{
+	struct p4e_me_search_filter *f = ctx;
+
+	return p4e_id_filter_ok(f->ni, true, f->filter, u->source);
+}
+
 int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 		  const struct p4e_me_desc *desc, enum p4e_search_op op,
 		  void *user_ptr, uint64_t user_flags)
@@ -738,6 +760,8 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 	struct p4e_uentry *u;
 	struct p4e_uh *uh;
 	struct p4e_event ev;
+	struct p4e_me_search_filter filter = { ni, desc ? desc->id_filter : 0 };
+	p4e_uentry_accept_func_t accept = NULL;
 	uint64_t id_match;
 	uint32_t peer;
 
@@ -746,9 +770,15 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 	if (p4e_me_match_peer(ni, desc->match_id, &peer))
 		return -FI_EINVAL;
 	id_match = ni->options & P4E_NI_MATCHING;
+	if (desc->id_filtered) {
+		if (!id_match || desc->match_id != P4E_ID_ANY ||
+		    !ni->id_filter)
+			return -FI_EINVAL;
+		accept = p4e_me_search_accept;
+	}
 	u = p4e_uindex_find(&pt->uhs, id_match ? desc->match_bits : 0,
 			    id_match ? desc->ignore_bits : UINT64_MAX,
-			    id_match ? peer : P4E_ID_ANY, NULL, NULL);
+			    id_match ? peer : P4E_ID_ANY, accept, &filter);
 	if (!u) {
 		memset(&ev, 0, sizeof(ev));
 		ev.type = P4E_EVENT_SEARCH;
@@ -796,7 +826,7 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 					    id_match ? desc->ignore_bits :
 						       UINT64_MAX,
 					    id_match ? peer : P4E_ID_ANY,
-					    NULL, NULL);
+					    accept, &filter);
 		} while (u);
 		return 0;
 	}

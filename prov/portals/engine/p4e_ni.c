@@ -444,6 +444,8 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->options = attr->options;
 	ni->uid = attr->uid;
 	ni->ack_delay_ns = attr->ack_delay_ns;
+	ni->id_filter = attr->id_filter;
+	ni->id_filter_ctx = attr->id_filter_ctx;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
 	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
 	p4u_list_init(&ni->flush);

@@ -158,6 +158,8 @@ struct p4e_me {
 	uint32_t uid;
 	uint64_t min_free;
 	uint64_t base;			/* [ext] subtracted from remote offsets */
+	bool id_filtered;		/* [ext] id_filter narrows match_id ANY */
+	uint64_t id_filter;
 	uint64_t local_offset;
 	void *user_ptr;
 	uint64_t user_flags;
@@ -343,6 +345,8 @@ struct p4e_ni {
 	uint64_t eager_size;
 	uint64_t copy_size;		/* attr copy_size: copied up to this */
 	uint64_t ack_delay_ns;
+	bool (*id_filter)(void *ctx, uint64_t filter, uint32_t peer);
+	void *id_filter_ctx;
 	struct p4t_iface *iface;
 	struct p4t_iface_attr tattr;
 	bool closing;
@@ -509,6 +513,18 @@ static inline uintptr_t p4e_ctx_tag(void *ctx)
 static inline void *p4e_ctx_obj(void *ctx)
 {
 	return (void *)((uintptr_t)ctx & ~(uintptr_t)0x7);
+}
+
+/*
+ * Whether a message from source passes an entry's id filter (filtered:
+ * the entry has one). The lists matched bits and match_id already; a
+ * filtered entry is indexed as match_id ANY, so the filter is asked of
+ * each candidate the index finds.
+ */
+static inline bool p4e_id_filter_ok(const struct p4e_ni *ni, bool filtered,
+				    uint64_t filter, uint32_t source)
+{
+	return !filtered || ni->id_filter(ni->id_filter_ctx, filter, source);
 }
 
 #endif /* P4E_PRIV_H */

@@ -612,6 +612,8 @@ static bool p4e_tgt_last_resort(struct p4e_tgt_msg *m, int *ret_p)
 }
 
 struct p4e_tgt_accept {
+	struct p4e_ni *ni;
+	uint32_t source;
 	uint64_t remote_offset;
 	uint64_t rlength;
 	bool rdzv;
@@ -624,6 +626,9 @@ static bool p4e_tgt_me_accept(struct p4e_mentry *e, void *ctx)
 	struct p4e_tgt_accept *a = ctx;
 	uint64_t offset, mlength;
 
+	if (!p4e_id_filter_ok(a->ni, me->id_filtered, me->id_filter,
+			      a->source))
+		return false;
 	/* taken only when nothing else takes it: remember, look further */
 	if (me->options & P4E_ME_HDR_ONLY) {
 		if (!a->last_resort || e->seq < a->last_resort->seq)
@@ -743,6 +748,8 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 		p4e_tgt_reject(&m, P4E_NI_PT_DISABLED);
 		return 0;
 	}
+	acc.ni = ni;
+	acc.source = np->id;
 	acc.remote_offset = m.parts.req.remote_offset;
 	acc.rlength = m.parts.req.rlength;
 	acc.rdzv = hdr->type == P4W_PUT &&

@@ -86,6 +86,7 @@ Test(eng_search, search_no_match)
 Test(eng_search, search_arguments_checked)
 {
 	struct p4e_me_desc d = eng_me_desc(NULL, 0, 0, 0, 0);
+	uint64_t me;
 
 	cr_expect_eq(p4e_me_search(e.ni[1], e.pt[1], NULL, P4E_SEARCH_ONLY,
 				   NULL, 0), -FI_EINVAL);
@@ -95,6 +96,12 @@ Test(eng_search, search_arguments_checked)
 				   NULL, 0), -FI_EINVAL, "unallocated PT");
 	cr_expect_eq(p4e_me_search(NULL, e.pt[1], &d, P4E_SEARCH_ONLY, NULL,
 				   0), -FI_EINVAL);
+	/* an id filter needs the NI's id_filter (none here) and ID_ANY */
+	d.id_filtered = true;
+	cr_expect_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY,
+				   NULL, 0), -FI_EINVAL);
+	cr_expect_eq(p4e_me_append(e.ni[1], e.pt[1], &d, P4E_PRIORITY_LIST,
+				   NULL, 0, &me), -FI_EINVAL);
 	eng_no_event(&e, 1);
 }
 

@@ -334,7 +334,7 @@ Test(native_api, object_args_and_stale_handles)
 	cr_assert_eq(PtlMEAppend(ni, 0, &me, 0, NULL, NULL), PTL_ARG_INVALID);
 	cr_assert_eq(PtlMEAppend(lni, 0, &me, 0, NULL, &me_h),
 		     PTL_ARG_INVALID);
-	me.match_id = t_phys(PTL_NID_ANY, 3);	/* half a wildcard */
+	me.match_id = t_phys(PTL_NID_ANY, PTL_PID_MAX);	/* no such pid */
 	cr_assert_eq(PtlMEAppend(ni, 0, &me, 0, NULL, &me_h), PTL_ARG_INVALID);
 	me.match_id = t_any();
 	me.ct_handle = eq;

@@ -5,7 +5,8 @@
  * their status registers, locally managed offsets, use-once and unlink
  * events, counters in bytes mode, EQ overflow (PTL_EQ_DROPPED), flow
  * control and re-enable, triggered ME append / unlink, LE search,
- * logical addressing, complex and long double atomics, concurrent threads.
+ * half-wildcard match ids, logical addressing, complex and long double
+ * atomics, concurrent threads.
  */
 #include <complex.h>
 #include <stddef.h>
@@ -347,6 +348,99 @@ Test(native_data, le_search_on_non_matching_ni)
 	cr_assert_eq(ev.user_ptr, (void *)9);
 	cr_assert_eq(PtlLESearch(ni, pt, &le, PTL_SEARCH_ONLY, NULL),
 		     PTL_ARG_INVALID);	/* matching NI */
+}
+
+/* The next search result on eq: its user_ptr, and whether it found one. */
+static bool search_found(void *user_ptr)
+{
+	ptl_event_t ev = t_event_type(eq, PTL_EVENT_SEARCH);
+
+	cr_assert_eq(ev.user_ptr, user_ptr);
+	return ev.ni_fail_type == PTL_NI_OK;
+}
+
+/*
+ * Half wildcards: {nid, PTL_PID_ANY} matches every process of that node,
+ * {PTL_NID_ANY, pid} that pid on any node, and nothing else, whether a
+ * message meets the entry on the priority list, the entry meets an
+ * unexpected header at append, or a search looks for one.
+ */
+Test(native_data, half_wildcard_match_ids)
+{
+	ptl_pid_t other_pid = (self.phys.pid + 1) % PTL_PID_MAX;
+	ptl_process_t ids[4] = {
+		t_phys(PTL_NID_ANY, other_pid),		/* another pid */
+		t_phys(self.phys.nid + 1, PTL_PID_ANY),	/* another node */
+		t_phys(PTL_NID_ANY, self.phys.pid),	/* ours */
+		t_phys(self.phys.nid, PTL_PID_ANY),	/* our node */
+	};
+	char src[8] = "halfwld", dst[4][8], oflow[64];
+	ptl_handle_me_t h[4], oh, ph;
+	ptl_handle_md_t md;
+	ptl_event_t ev;
+	ptl_me_t me;
+	int i;
+
+	memset(dst, 0, sizeof(dst));
+	for (i = 0; i < 4; i++) {
+		me = t_me_desc(dst[i], 8, PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+			       PTL_ME_EVENT_LINK_DISABLE, 0x5, PTL_CT_NONE);
+		me.match_id = ids[i];
+		cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST,
+					 (void *)(uintptr_t)(i + 1), &h[i]),
+			     PTL_OK);
+	}
+	md = t_md(ni, src, sizeof(src), eq, PTL_CT_NONE, 0);
+	/* the first two entries are passed over, in list order */
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, self, pt, 0x5, 0,
+				    NULL, 0), PTL_OK);
+		ev = t_event_type(eq, PTL_EVENT_PUT);
+		cr_assert_eq(ev.user_ptr, (void *)(uintptr_t)(i + 3));
+		cr_assert_eq(ev.ni_fail_type, PTL_NI_OK);
+		cr_assert_eq(memcmp(dst[i + 2], src, 8), 0);
+	}
+	cr_assert_eq(memcmp(dst[0], "\0\0\0\0\0\0\0\0", 8), 0);
+	cr_assert_eq(memcmp(dst[1], "\0\0\0\0\0\0\0\0", 8), 0);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(PtlMEUnlink(h[i]), PTL_OK);
+
+	/* an unexpected message, searched for and then matched at append */
+	me = t_me_desc(oflow, sizeof(oflow), PTL_ME_OP_PUT |
+		       PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE, 0,
+		       PTL_CT_NONE);
+	me.ignore_bits = ~(ptl_match_bits_t)0;
+	cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_OVERFLOW_LIST, NULL, &oh),
+		     PTL_OK);
+	cr_assert_eq(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, self, pt, 0x6, 0, NULL,
+			    0), PTL_OK);
+	ev = t_event_type(eq, PTL_EVENT_PUT);
+	cr_assert_eq(ev.ptl_list, PTL_OVERFLOW_LIST);
+	me = t_me_desc(dst[0], 8, PTL_ME_OP_PUT | PTL_ME_USE_ONCE, 0x6,
+		       PTL_CT_NONE);
+	for (i = 0; i < 4; i++) {
+		me.match_id = ids[i];
+		cr_assert_eq(PtlMESearch(ni, pt, &me, PTL_SEARCH_ONLY,
+					 (void *)(uintptr_t)(10 + i)), PTL_OK);
+		cr_expect_eq(search_found((void *)(uintptr_t)(10 + i)), i >= 2,
+			     "search with match_id %d", i);
+	}
+	me.match_id = ids[0];		/* another pid: stays linked */
+	cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, (void *)20,
+				 &ph), PTL_OK);
+	ev = t_event(eq);
+	cr_assert_eq(ev.type, PTL_EVENT_LINK);
+	cr_assert_eq(ev.user_ptr, (void *)20);
+	cr_assert_eq(PtlMEUnlink(ph), PTL_OK);
+	me.start = dst[1];
+	me.match_id = ids[3];		/* our node: takes the header */
+	cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, (void *)21,
+				 &ph), PTL_OK);
+	ev = t_event_type(eq, PTL_EVENT_PUT_OVERFLOW);
+	cr_assert_eq(ev.user_ptr, (void *)21);
+	cr_assert_eq(ev.initiator.phys.pid, self.phys.pid);
+	cr_assert_eq(PtlMEUnlink(oh), PTL_OK);
+	cr_assert_eq(PtlMDRelease(md), PTL_OK);
 }
 
 Test(native_data, logical_ni_addresses_ranks)
