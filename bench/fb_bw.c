@@ -27,7 +27,6 @@
 #define BW_MAX_SIZE	(8 * FB_MIB)
 #define BW_RX_REGION	(64 * FB_MIB)	/* receive buffers of one window */
 #define BW_MAX_WINDOW	1024
-#define BW_WARM		1
 
 struct bw {
 	struct fb_ctx fb;
@@ -101,69 +100,69 @@ static void bw_check_window(struct bw *bw, size_t size, int window,
 	}
 }
 
+/* One point's round: a window of size-byte messages on tag. */
+struct bw_win {
+	struct bw *bw;
+	size_t size;
+	int window;
+	uint64_t tag;
+};
+
+static void bw_win_check(void *arg, int round)
+{
+	struct bw_win *x = arg;
+
+	bw_check_window(x->bw, x->size, x->window, x->tag, round == 0);
+}
+
+static void bw_win_repost(void *arg)
+{
+	struct bw_win *x = arg;
+
+	bw_post_window(x->bw, x->size, x->window, x->tag);
+}
+
+static void bw_win_send(void *arg)
+{
+	struct bw_win *x = arg;
+	struct fb_ctx *ctx = &x->bw->fb;
+	uint64_t base = ctx->tx_cnt;
+	int k;
+
+	for (k = 0; k < x->window; k++)
+		if (fb_tsend(ctx, x->bw->tx, x->size, x->bw->tx_mr.desc, x->tag,
+			     &x->bw->ops[k]))
+			fb_fail(ctx, "send %d of a window refused", k);
+	fb_wait_tx(ctx, base + (uint64_t)x->window);
+}
+
 static void bw_server(struct bw *bw, size_t size, int window, uint64_t tag)
 {
-	struct fb_ctx *ctx = &bw->fb;
-	double cap = fb_cap(ctx, bw->rate ? 0.2 : 0.5, 0.03);
-	int max_win = bw_max_windows(bw, size, window);
-	int min_win = ctx->opts.quick ? 1 : 2;
-	uint64_t base = ctx->rx_cnt;
-	double start = 0.0;
-	int w, timed;
-	bool stop;
+	struct bw_win x = { bw, size, window, tag };
+	struct fb_rounds r = {
+		.arg = &x, .check = bw_win_check, .repost = bw_win_repost,
+		.per_round = (uint64_t)window,
+		.cap = fb_cap(&bw->fb, bw->rate ? 0.2 : 0.5, 0.03),
+		.max_timed = bw_max_windows(bw, size, window),
+	};
 
 	memset(bw->rx, 0, bw_nbuf(size, window) * size);
 	bw_post_window(bw, size, window, tag);
-	fb_oob_sync(ctx);
-	for (w = 0;; w++) {
-		fb_wait_rx(ctx, base + (uint64_t)(w + 1) * window);
-		bw_check_window(bw, size, window, tag, w == 0);
-		timed = w + 1 - BW_WARM;
-		if (timed == 0)
-			start = fb_now();
-		stop = timed >= max_win ||
-		       (timed >= min_win && fb_now() - start >= cap);
-		if (!stop)
-			bw_post_window(bw, size, window, tag);
-		fb_ctrl_send(ctx, FB_TAG_ACK, stop ? FB_ACK_STOP : FB_ACK_MORE);
-		if (stop)
-			break;
-	}
-	bw->total += (uint64_t)(w + 1) * window;
+	bw->total += (uint64_t)fb_rounds_server(&bw->fb, &r) * window;
 }
 
 static double bw_client(struct bw *bw, size_t size, int window, uint64_t tag,
 			uint64_t *msgs_p)
 {
-	struct fb_ctx *ctx = &bw->fb;
-	uint64_t base = ctx->tx_cnt, flags;
-	double start = 0.0, end;
-	int w, k;
+	struct bw_win x = { bw, size, window, tag };
+	struct fb_rounds r = { .arg = &x, .round = bw_win_send };
+	double secs;
+	int rounds;
 
-	fb_ctrl_post(ctx, FB_TAG_ACK);
-	fb_oob_sync(ctx);
-	for (w = 0;; w++) {
-		if (w == BW_WARM)
-			start = fb_now();
-		for (k = 0; k < window; k++)
-			if (fb_tsend(ctx, bw->tx, size, bw->tx_mr.desc, tag,
-				     &bw->ops[k]))
-				fb_fail(ctx, "send %d of a window refused", k);
-		fb_wait_tx(ctx, base + (uint64_t)(w + 1) * window);
-		flags = fb_ctrl_wait(ctx);
-		if (flags == FB_ACK_STOP)
-			break;
-		if (flags != FB_ACK_MORE)
-			fb_fail(ctx, "bad ack 0x%llx", (unsigned long long)flags);
-		fb_ctrl_post(ctx, FB_TAG_ACK);
-	}
-	end = fb_now();
-	if (getenv("FB_DEBUG")) fb_log(ctx, "w %d secs %g", w, end - start);
-	if (w + 1 <= BW_WARM)
-		fb_fail(ctx, "server stopped before the timed windows");
-	bw->total += (uint64_t)(w + 1) * window;
-	*msgs_p = (uint64_t)(w + 1 - BW_WARM) * window;
-	return end - start;
+	secs = fb_rounds_client(&bw->fb, &r, &rounds);
+	bw->total += (uint64_t)rounds * window;
+	*msgs_p = (uint64_t)(rounds - FB_WARM_ROUNDS) * window;
+	return secs;
 }
 
 static void bw_point(struct bw *bw, size_t size, int window, int idx)

@@ -823,6 +823,57 @@ uint64_t fb_ctrl_wait(struct fb_ctx *ctx)
 	return ctx->ctrl.rx;
 }
 
+double fb_rounds_client(struct fb_ctx *ctx, const struct fb_rounds *r,
+			int *rounds_p)
+{
+	double start = 0.0, end;
+	uint64_t flags;
+	int n;
+
+	fb_ctrl_post(ctx, FB_TAG_ACK);
+	fb_oob_sync(ctx);
+	for (n = 0;; n++) {
+		if (n == FB_WARM_ROUNDS)
+			start = fb_now();
+		r->round(r->arg);
+		flags = fb_ctrl_wait(ctx);
+		if (flags == FB_ACK_STOP)
+			break;
+		if (flags != FB_ACK_MORE)
+			fb_fail(ctx, "bad ack 0x%llx", (unsigned long long)flags);
+		fb_ctrl_post(ctx, FB_TAG_ACK);
+	}
+	end = fb_now();
+	if (n + 1 <= FB_WARM_ROUNDS)
+		fb_fail(ctx, "server stopped before the timed rounds");
+	*rounds_p = n + 1;
+	return end - start;
+}
+
+int fb_rounds_server(struct fb_ctx *ctx, const struct fb_rounds *r)
+{
+	int min_timed = ctx->opts.quick ? 1 : 2, n, timed;
+	uint64_t base = ctx->rx_cnt;
+	double start = 0.0;
+	bool stop;
+
+	fb_oob_sync(ctx);
+	for (n = 0;; n++) {
+		fb_wait_rx(ctx, base + (uint64_t)(n + 1) * r->per_round);
+		r->check(r->arg, n);
+		timed = n + 1 - FB_WARM_ROUNDS;
+		if (timed == 0)
+			start = fb_now();
+		stop = timed >= r->max_timed ||
+		       (timed >= min_timed && fb_now() - start >= r->cap);
+		if (!stop)
+			r->repost(r->arg);
+		fb_ctrl_send(ctx, FB_TAG_ACK, stop ? FB_ACK_STOP : FB_ACK_MORE);
+		if (stop)
+			return n + 1;
+	}
+}
+
 /* ---- time --------------------------------------------------------- */
 
 double fb_now(void)

@@ -247,6 +247,30 @@ void fb_ctrl_post(struct fb_ctx *ctx, uint64_t tag);
 void fb_ctrl_send(struct fb_ctx *ctx, uint64_t tag, uint64_t value);
 uint64_t fb_ctrl_wait(struct fb_ctx *ctx);
 
+/*
+ * Rounds (fb_bw, fb_trig): the client runs a round of sends, then waits
+ * for the server's ack; the server, once a round's receives completed,
+ * checks them and acks MORE (after posting the next round's receives) or
+ * STOP. FB_WARM_ROUNDS untimed rounds come first; the server stops after
+ * max_timed timed rounds, or once at least two (one with -Q) took cap
+ * seconds.
+ */
+#define FB_WARM_ROUNDS	1
+struct fb_rounds {
+	void *arg;
+	void (*round)(void *arg);		/* client: post, complete */
+	void (*check)(void *arg, int round);	/* server: round arrived */
+	void (*repost)(void *arg);		/* server: next receives */
+	uint64_t per_round;			/* server: receives a round */
+	double cap;
+	int max_timed;
+};
+/* Client: seconds the timed rounds took; *rounds_p: all rounds run. */
+double fb_rounds_client(struct fb_ctx *ctx, const struct fb_rounds *r,
+			int *rounds_p);
+/* Server, the first round's receives posted: rounds run. */
+int fb_rounds_server(struct fb_ctx *ctx, const struct fb_rounds *r);
+
 /* ---- time --------------------------------------------------------- */
 
 double fb_now(void);	/* seconds, CLOCK_MONOTONIC */

@@ -31,7 +31,6 @@
 
 #define TR_WINDOW	64
 #define TR_MAX_OPS	1024
-#define TR_WARM		1
 #define TR_SIZE		8
 
 enum tr_kind { TR_DIRECT, TR_TRIGGERED, TR_CHAIN, TR_APP_CHAIN };
@@ -56,36 +55,45 @@ static void tr_post_recvs(struct tr *tr, int n, uint64_t tag)
 			fb_fail(&tr->fb, "receive %d of %d refused", k, n);
 }
 
+/* One point's round: n sends of a kind on tag. */
+struct tr_rnd {
+	struct tr *tr;
+	enum tr_kind kind;
+	int n;
+	uint64_t tag;
+};
+
+static void tr_rnd_check(void *arg, int round)
+{
+	struct tr_rnd *x = arg;
+	struct fb_op *ops = x->tr->ops;
+	int k;
+
+	(void)round;
+	for (k = 0; k < x->n; k++)
+		if (ops[k].len != TR_SIZE || ops[k].tag != x->tag)
+			fb_fail(&x->tr->fb, "receive %d: len %zu tag 0x%llx", k,
+				ops[k].len, (unsigned long long)ops[k].tag);
+}
+
+static void tr_rnd_repost(void *arg)
+{
+	struct tr_rnd *x = arg;
+
+	tr_post_recvs(x->tr, x->n, x->tag);
+}
+
 static void tr_server(struct tr *tr, int n, uint64_t tag)
 {
-	struct fb_ctx *ctx = &tr->fb;
-	double cap = fb_cap(ctx, 0.3, 0.03), start = 0.0;
-	uint64_t base = ctx->rx_cnt;
-	int r, k, timed;
-	bool stop;
+	struct tr_rnd x = { tr, TR_DIRECT, n, tag };
+	struct fb_rounds r = {
+		.arg = &x, .check = tr_rnd_check, .repost = tr_rnd_repost,
+		.per_round = (uint64_t)n, .cap = fb_cap(&tr->fb, 0.3, 0.03),
+		.max_timed = 100000,
+	};
 
 	tr_post_recvs(tr, n, tag);
-	fb_oob_sync(ctx);
-	for (r = 0;; r++) {
-		fb_wait_rx(ctx, base + (uint64_t)(r + 1) * n);
-		for (k = 0; k < n; k++)
-			if (tr->ops[k].len != TR_SIZE || tr->ops[k].tag != tag)
-				fb_fail(ctx, "receive %d: len %zu tag 0x%llx", k,
-					tr->ops[k].len,
-					(unsigned long long)tr->ops[k].tag);
-		timed = r + 1 - TR_WARM;
-		if (timed == 0)
-			start = fb_now();
-		stop = timed >= 100000 ||
-		       (timed >= (ctx->opts.quick ? 1 : 2) &&
-			fb_now() - start >= cap);
-		if (!stop)
-			tr_post_recvs(tr, n, tag);
-		fb_ctrl_send(ctx, FB_TAG_ACK, stop ? FB_ACK_STOP : FB_ACK_MORE);
-		if (stop)
-			break;
-	}
-	tr->total += (uint64_t)(r + 1) * n;
+	tr->total += (uint64_t)fb_rounds_server(&tr->fb, &r) * n;
 }
 
 /* fi_tsendmsg with FI_TRIGGER: op k fires when cntr reaches threshold. */
@@ -156,33 +164,25 @@ static void tr_round(struct tr *tr, enum tr_kind kind, int n, uint64_t tag)
 	fb_wait_tx(ctx, base + (uint64_t)n);
 }
 
+static void tr_rnd_send(void *arg)
+{
+	struct tr_rnd *x = arg;
+
+	tr_round(x->tr, x->kind, x->n, x->tag);
+}
+
 static double tr_client(struct tr *tr, enum tr_kind kind, int n,
 			uint64_t tag, uint64_t *sends_p)
 {
-	struct fb_ctx *ctx = &tr->fb;
-	double start = 0.0, end;
-	uint64_t flags;
-	int r;
+	struct tr_rnd x = { tr, kind, n, tag };
+	struct fb_rounds r = { .arg = &x, .round = tr_rnd_send };
+	double secs;
+	int rounds;
 
-	fb_ctrl_post(ctx, FB_TAG_ACK);
-	fb_oob_sync(ctx);
-	for (r = 0;; r++) {
-		if (r == TR_WARM)
-			start = fb_now();
-		tr_round(tr, kind, n, tag);
-		flags = fb_ctrl_wait(ctx);
-		if (flags == FB_ACK_STOP)
-			break;
-		if (flags != FB_ACK_MORE)
-			fb_fail(ctx, "bad ack 0x%llx", (unsigned long long)flags);
-		fb_ctrl_post(ctx, FB_TAG_ACK);
-	}
-	end = fb_now();
-	if (r + 1 <= TR_WARM)
-		fb_fail(ctx, "server stopped before the timed rounds");
-	tr->total += (uint64_t)(r + 1) * n;
-	*sends_p = (uint64_t)(r + 1 - TR_WARM) * n;
-	return end - start;
+	secs = fb_rounds_client(&tr->fb, &r, &rounds);
+	tr->total += (uint64_t)rounds * n;
+	*sends_p = (uint64_t)(rounds - FB_WARM_ROUNDS) * n;
+	return secs;
 }
 
 static void tr_point(struct tr *tr, enum tr_kind kind, int n,
