@@ -196,6 +196,7 @@ static int p4w_fuzz_msg(const struct p4w_hdr *hdr, const uint8_t *msg)
 		return p4w_pull_req_unpack(body, blen, &pull);
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
+	case P4W_T_OFFER:
 		return p4w_fuzz_data(hdr, msg);
 	default:
 		/* p4w_hdr_unpack() let through a type nobody handles */

@@ -67,13 +67,21 @@ enum p4w_type {
 	P4W_T_PULL_DATA,	/* ... here it is (a chunk) */
 	P4W_T_PUSH_DATA,	/* emulated RDMA write into an exposed region */
 	P4W_T_BYE,		/* orderly close */
-	P4W_TYPE_LAST = P4W_T_BYE,
+	P4W_T_OFFER,		/* a rendezvous source's data, unasked */
+	P4W_TYPE_LAST = P4W_T_OFFER,
 };
 
 /* hdr.flags */
 #define P4W_F_ACK_SEQ	0x0001	/* hdr.ack_seq is valid */
 #define P4W_F_ACK_NOW	0x0002	/* the initiator waits for this request's
 				 * acceptance: acknowledge it without delay */
+/*
+ * Set by a transport, not the engine (which ignores it): an OFFER comes
+ * right behind this message, its rendezvous source's data sent unasked
+ * (p4t_send_offer); the receiving transport serves the pull of it from
+ * those bytes.
+ */
+#define P4W_F_OFFER	0x0004
 
 struct p4w_hdr {
 	uint8_t version;
@@ -170,14 +178,18 @@ struct p4w_pull_req {
 	struct p4w_cookie src;
 };
 
-/* PULL_DATA / PUSH_DATA: length bytes follow, to land at offset. */
+/*
+ * PULL_DATA / PUSH_DATA / OFFER: length bytes follow, to land at offset.
+ * An OFFER is one whole chunk (offset 0, last, status 0) of the source
+ * named by dst.
+ */
 struct p4w_data {
-	uint64_t id;		/* PULL_DATA: pull_id; PUSH_DATA: unused */
+	uint64_t id;		/* PULL_DATA: pull_id; others: unused */
 	uint64_t offset;
 	uint64_t length;
 	uint32_t last;		/* final chunk of this pull / push */
 	int32_t status;		/* PULL_DATA: 0 or -FI_E* (then no data) */
-	struct p4w_cookie dst;	/* PUSH_DATA: where */
+	struct p4w_cookie dst;	/* PUSH_DATA: where; OFFER: whose */
 };
 
 _Static_assert(sizeof(struct p4w_hdr) == 16, "wire layout");

@@ -233,6 +233,15 @@ struct p4e_ni_attr {
 	 */
 	size_t copy_size;
 	size_t rma_chunk;
+	/*
+	 * [ext] Rendezvous puts up to this size send their data unasked
+	 * behind the header where the transport can (p4t_send_offer): a
+	 * matched one is then placed without the pull's round trip, an
+	 * unexpected one costs the bytes dropped. 0: the transport's
+	 * default; no_offers: never.
+	 */
+	size_t rma_offer;
+	bool no_offers;
 	/* [ext] p4t_iface_config.batch_sends: for callers that progress
 	 * before they sleep or wait for an answer (manual progress) */
 	bool batch_sends;

@@ -43,6 +43,7 @@ struct p4t_iface_attr {
 	size_t max_msg;		/* largest message p4t_send accepts */
 	size_t max_rma;		/* largest single pull / push */
 	bool rma_native;	/* pull / push are real RDMA */
+	size_t max_offer;	/* send_offer sends up to this; 0: no offers */
 	size_t addr_len;	/* bytes of an address of this transport */
 };
 
@@ -82,6 +83,10 @@ struct p4t_iface_config {
 	uint64_t auth_key;		/* peers must present the same */
 	uint64_t peer_timeout_ms;	/* silent peer declared dead after */
 	size_t rma_chunk;		/* emulated RDMA chunk size */
+	/* largest send_offer (0: the chunk size, at most it); no_offers:
+	 * none, max_offer 0 */
+	size_t rma_offer;
+	bool no_offers;
 	/*
 	 * Requests sent between progress calls may wait for the next one
 	 * (or for iface_close) and leave together: the caller progresses
@@ -123,6 +128,20 @@ struct p4t_ops {
 	int (*send)(struct p4t_iface *iface, struct p4t_conn *conn,
 		    const void *hdr, size_t hdr_len, const struct iovec *iov,
 		    size_t iovcnt, void *op_ctx);
+	/*
+	 * Optional (NULL, or attr.max_offer 0: not offered). Send hdr, a
+	 * request whose rendezvous source is mem (exposed to conn for
+	 * reading), and right behind it the first len (<= max_offer) bytes
+	 * of mem, unasked. A pull of exactly [0, len) of mem that the peer
+	 * makes while its recv upcall for hdr runs is served from those bytes
+	 * without a round trip; otherwise the peer's transport drops them and
+	 * its pulls of mem go to the network as usual. Returns as send
+	 * (op_ctx is required); mem stays exposed until send_done, or the
+	 * link fails.
+	 */
+	int (*send_offer)(struct p4t_iface *iface, struct p4t_conn *conn,
+			  const void *hdr, size_t hdr_len,
+			  struct p4t_mem *mem, size_t len, void *op_ctx);
 	/* Make local memory reachable by conn's peer through a cookie. */
 	int (*mem_expose)(struct p4t_iface *iface, struct p4t_conn *conn,
 			  const struct iovec *iov, size_t iovcnt,
@@ -182,6 +201,18 @@ static inline int p4t_send(struct p4t_iface *iface, struct p4t_conn *conn,
 {
 	return p4t_ops_of(iface)->send(iface, conn, hdr, hdr_len, iov, iovcnt,
 				       op_ctx);
+}
+
+static inline int p4t_send_offer(struct p4t_iface *iface,
+				 struct p4t_conn *conn, const void *hdr,
+				 size_t hdr_len, struct p4t_mem *mem,
+				 size_t len, void *op_ctx)
+{
+	const struct p4t_ops *ops = p4t_ops_of(iface);
+
+	if (!ops->send_offer)
+		return -FI_ENOSYS;
+	return ops->send_offer(iface, conn, hdr, hdr_len, mem, len, op_ctx);
 }
 
 static inline int p4t_conn_get(struct p4t_iface *iface, const void *addr,

@@ -599,6 +599,62 @@ static int hp_post_unexpected_rdzv(void)
 	return hp_post_bytes(buf, len);
 }
 
+/* An OFFER of 64 bytes of the source ck (what follows a flagged PUT). */
+static size_t hp_offer(uint8_t *buf, const struct p4w_cookie *ck)
+{
+	struct p4w_data data = { .length = 64, .last = 1, .dst = *ck };
+	size_t len = sizeof(struct p4w_hdr) + sizeof(data) + 64;
+
+	hp_hdr(buf, P4W_T_OFFER, (uint32_t)len, 0);
+	p4w_data_pack(buf + sizeof(struct p4w_hdr), &data);
+	memset(buf + len - 64, 0x33, 64);
+	return len;
+}
+
+/* A rendezvous PUT of 64 bytes nobody receives, flagged P4W_F_OFFER. */
+static size_t hp_offered_put(uint8_t *buf, const struct p4w_cookie *ck)
+{
+	struct p4w_req req = {
+		.op_id = 0x78,
+		.match_bits = 0xdeadbeef00000001ull,	/* nobody posts it */
+		.rlength = 64,
+		.proto = P4W_PROTO_RDZV,
+	};
+	size_t len = hp_req(buf, P4W_PUT, 0, &req, sizeof(*ck));
+
+	p4w_cookie_pack(buf + len - sizeof(*ck), ck);
+	buf[2] |= P4W_F_OFFER;
+	return len;
+}
+
+static int hp_post_offer_unasked(void)
+{
+	struct p4w_cookie ck = { .key = 0xabcdef, .length = 64 };
+	uint8_t buf[256];
+
+	return hp_post_bytes(buf, hp_offer(buf, &ck));
+}
+
+static int hp_post_offer_missing(void)
+{
+	struct p4w_cookie ck = { .key = 0xabcdef, .length = 64 };
+	uint8_t buf[256];
+	size_t len = hp_offered_put(buf, &ck);
+
+	hp_hdr(buf + len, P4W_SEQ_ACK, sizeof(struct p4w_hdr), 0);
+	return hp_post_bytes(buf, len + sizeof(struct p4w_hdr));
+}
+
+static int hp_post_offer_unexpected(void)
+{
+	struct p4w_cookie ck = { .key = 0xabcdef, .length = 64 };
+	uint8_t buf[512];
+	size_t len = hp_offered_put(buf, &ck);
+
+	len += hp_offer(buf + len, &ck);
+	return hp_post_bytes(buf, len);
+}
+
 struct hp_case {
 	const char *name;
 	hp_case_func_t run;
@@ -640,6 +696,10 @@ static const struct hp_case hp_cases[] = {
 	  "PULL_REQ past the end of its own cookie" },
 	{ "second_hello", hp_post_second_hello, HP_CLOSE,
 	  "HELLO on an established link" },
+	{ "offer_unasked", hp_post_offer_unasked, HP_CLOSE,
+	  "OFFER with no message announcing it" },
+	{ "offer_missing", hp_post_offer_missing, HP_CLOSE,
+	  "PUT flagged OFFER, then no OFFER" },
 	{ "bad_pt", hp_post_bad_pt, HP_OPEN_ACK_FAIL,
 	  "PUT to PT index 4000 (ack: dropped)" },
 	{ "rma_bad_key", hp_post_rma_bad_key, HP_OPEN_ACK_FAIL,
@@ -660,6 +720,8 @@ static const struct hp_case hp_cases[] = {
 	  "RESUME from a sequence never sent" },
 	{ "unexpected_rdzv", hp_post_unexpected_rdzv, HP_OPEN,
 	  "a rendezvous PUT nobody receives" },
+	{ "offer_unexpected", hp_post_offer_unexpected, HP_OPEN,
+	  "an offered rendezvous PUT nobody receives (dropped)" },
 };
 
 #define HP_NCASES (sizeof(hp_cases) / sizeof(hp_cases[0]))

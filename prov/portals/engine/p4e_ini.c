@@ -270,11 +270,20 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	};
 	size_t len = sizeof(hdr) + sizeof(struct p4w_req), cnt = 0;
 	uint64_t payload = 0;
+	bool offer;
 	int ret;
 
 	ret = p4e_npeer_connect(np);
 	if (ret)
 		return ret;
+	/*
+	 * A rendezvous put small enough goes with its data behind it: placed
+	 * at once if it matches. Not one the target had no room for as eager
+	 * (P4E_OPF_TO_RDZV): it will most likely sit unexpected there.
+	 */
+	offer = op->type == P4W_PUT && op->length &&
+		op->length <= ni->tattr.max_offer &&
+		!(op->flags & P4E_OPF_TO_RDZV);
 	if (op->flags & P4E_OPF_TO_RDZV) {
 		ret = p4e_ini_to_rdzv(op);
 		if (ret)
@@ -311,8 +320,12 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_req_pack(buf + sizeof(hdr), &op->req);
-	ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
-		       p4e_ctx_make(op, P4E_CTX_OP));
+	if (op->proto == P4W_PROTO_RDZV && offer)
+		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
+				     op->length, p4e_ctx_make(op, P4E_CTX_OP));
+	else
+		ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
+			       p4e_ctx_make(op, P4E_CTX_OP));
 	if (ret < 0)
 		return ret;
 	op->flags |= P4E_OPF_SENT;

@@ -113,6 +113,7 @@ static bool p4w_type_limits(uint8_t type, size_t *min_p, size_t *max_p)
 		break;
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
+	case P4W_T_OFFER:
 		min = P4W_DATA_MIN;
 		max = P4W_MAX_MSG;
 		break;
@@ -156,7 +157,7 @@ int p4w_hdr_unpack(const void *buf, size_t len, struct p4w_hdr *hdr)
 		return -FI_EPROTO;
 	if (!p4w_type_limits(h.type, &min, &max))
 		return -FI_EBADMSG;
-	if (h.flags & ~(P4W_F_ACK_SEQ | P4W_F_ACK_NOW))
+	if (h.flags & ~(P4W_F_ACK_SEQ | P4W_F_ACK_NOW | P4W_F_OFFER))
 		return -FI_EBADMSG;
 	if (h.length < min || h.length > max)
 		return -FI_EMSGSIZE;
@@ -639,11 +640,17 @@ int p4w_data_unpack(const void *buf, size_t len, struct p4w_data *data)
 
 int p4w_data_check(const struct p4w_hdr *hdr, const struct p4w_data *data)
 {
-	if (hdr->type != P4W_T_PULL_DATA && hdr->type != P4W_T_PUSH_DATA)
+	if (hdr->type != P4W_T_PULL_DATA && hdr->type != P4W_T_PUSH_DATA &&
+	    hdr->type != P4W_T_OFFER)
 		return -FI_EINVAL;
 	if (hdr->length < P4W_DATA_MIN || hdr->length > P4W_MAX_MSG)
 		return -FI_EMSGSIZE;
 	if (data->length != hdr->length - P4W_DATA_MIN)
+		return -FI_EBADMSG;
+	/* an offer is one whole chunk of its source, from its start */
+	if (hdr->type == P4W_T_OFFER &&
+	    (data->id || data->offset || !data->last || data->status ||
+	     data->length > data->dst.length))
 		return -FI_EBADMSG;
 	if (hdr->type == P4W_T_PUSH_DATA &&
 	    (data->offset > data->dst.length ||

@@ -86,6 +86,7 @@ struct p4f_params {
 	size_t port_high;
 	size_t eager_size;
 	size_t rdzv_chunk;
+	size_t rdzv_offer;
 	size_t cq_size;		/* default CQ depth */
 	size_t tx_size;
 	size_t rx_size;

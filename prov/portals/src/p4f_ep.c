@@ -69,6 +69,8 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		 * leave in one writev at the next (every wait progresses) */
 		.batch_sends = !domain->progress,
 		.rma_chunk = p4f_params.rdzv_chunk,
+		.rma_offer = p4f_params.rdzv_offer,
+		.no_offers = !p4f_params.rdzv_offer,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
 		/* with a progress thread, whichever thread received a message
 		 * may go quiet for long: acknowledge at once */

@@ -13,6 +13,7 @@
  * copy of the provider linked into unit tests never runs fi_prov_ini). */
 #define P4F_DEF_EAGER_SIZE	16384
 #define P4F_DEF_RDZV_CHUNK	262144
+#define P4F_DEF_RDZV_OFFER	262144
 #define P4F_DEF_ACK_DELAY_US	1000
 #define P4F_DEF_INJECT_SIZE	4096
 #define P4F_DEF_CQ_SIZE		4096
@@ -25,6 +26,7 @@
 struct p4f_params p4f_params = {
 	.eager_size = P4F_DEF_EAGER_SIZE,
 	.rdzv_chunk = P4F_DEF_RDZV_CHUNK,
+	.rdzv_offer = P4F_DEF_RDZV_OFFER,
 	.inject_size = P4F_DEF_INJECT_SIZE,
 	.cq_size = P4F_DEF_CQ_SIZE,
 	.tx_size = P4F_DEF_TX_SIZE,
@@ -56,6 +58,12 @@ static const struct p4u_param p4f_param_table[] = {
 	{ "rdzv_chunk", P4U_PARAM_SIZE,
 	  "Rendezvous pull chunk, so large transfers interleave with small ones",
 	  { .size = P4F_DEF_RDZV_CHUNK }, &p4f_params.rdzv_chunk, 4096, 1 << 30 },
+	{ "rdzv_offer", P4U_PARAM_SIZE,
+	  "TCP: rendezvous messages up to this size (at most the chunk) send "
+	  "their data right behind the header, placed without a round trip "
+	  "when a receive matches (dropped, then pulled, when none does); "
+	  "0 = never",
+	  { .size = P4F_DEF_RDZV_OFFER }, &p4f_params.rdzv_offer, 0, 1 << 30 },
 	{ "inject_size", P4U_PARAM_SIZE,
 	  "Largest payload fi_inject and friends accept",
 	  { .size = P4F_DEF_INJECT_SIZE }, &p4f_params.inject_size, 0, 1 << 16 },

@@ -52,7 +52,10 @@ void p4t_tcp_signal(struct p4t_tcp_iface *iface)
 void p4t_tcp_ev_post(struct p4t_tcp_iface *iface, struct p4t_tcp_ev *ev)
 {
 	p4u_list_insert_tail(&iface->evq, &ev->node);
-	p4t_tcp_signal(iface);
+	/* inside progress the call runs events again before it returns and
+	 * signals what is left: no eventfd write and read for each one */
+	if (!iface->in_progress)
+		p4t_tcp_signal(iface);
 }
 
 /* On a failed link, ahead of its conn_failed. */
@@ -648,6 +651,9 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 				 P4T_TCP_TIMEOUT_DEFAULT;
 	iface->chunk = cfg->rma_chunk ? cfg->rma_chunk : P4T_TCP_CHUNK_DEFAULT;
 	iface->chunk = P4U_MIN(iface->chunk, P4T_TCP_MAX_MSG);
+	iface->offer_max = cfg->no_offers ? 0 :
+			   P4U_MIN(cfg->rma_offer ? cfg->rma_offer : iface->chunk,
+				   iface->chunk);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
 	iface->batch = cfg->batch_sends;
 	p4u_list_init(&iface->corked);
@@ -745,6 +751,17 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 			 (unsigned long long)iface->stats.malformed,
 			 (unsigned long long)iface->stats.auth_refused,
 			 (unsigned long long)iface->stats.link_failures);
+	p4u_info(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: %llu messages "
+		 "sent, %llu received; %llu pulls, %llu served; offers %llu "
+		 "sent, %llu taken, %llu dropped",
+		 p4t_tcp_addr_str(&iface->addr, name, sizeof(name)),
+		 (unsigned long long)iface->stats.msgs_sent,
+		 (unsigned long long)iface->stats.msgs_recv,
+		 (unsigned long long)iface->stats.pulls,
+		 (unsigned long long)iface->stats.streams,
+		 (unsigned long long)iface->stats.offers_sent,
+		 (unsigned long long)iface->stats.offers_taken,
+		 (unsigned long long)iface->stats.offers_dropped);
 	/* batched sends the caller saw complete go out before the BYE */
 	p4t_tcp_corked_flush(iface);
 	iface->closing = true;
@@ -777,6 +794,7 @@ static void p4t_tcp_iface_query(struct p4t_iface *iface_,
 	attr->max_msg = P4T_TCP_MAX_MSG;
 	attr->max_rma = SIZE_MAX;
 	attr->rma_native = false;
+	attr->max_offer = iface->offer_max;
 	attr->addr_len = iface->addrlen;
 }
 
@@ -836,6 +854,7 @@ const struct p4t_ops p4t_tcp_ops = {
 	.getname = p4t_tcp_getname,
 	.conn_get = p4t_tcp_conn_get,
 	.send = p4t_tcp_send,
+	.send_offer = p4t_tcp_send_offer,
 	.mem_expose = p4t_tcp_mem_expose,
 	.mem_unexpose = p4t_tcp_mem_unexpose,
 	.pull = p4t_tcp_pull,

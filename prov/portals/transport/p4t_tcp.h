@@ -132,6 +132,9 @@ struct p4t_tcp_stats {
 	uint64_t pulls;			/* pulls posted here */
 	uint64_t pushes;		/* pushes posted here */
 	uint64_t streams;		/* pulls served here */
+	uint64_t offers_sent;		/* send_offer: data sent unasked */
+	uint64_t offers_taken;		/* offers that served a pull here */
+	uint64_t offers_dropped;	/* offers nobody pulled: read, dropped */
 	uint64_t rma_bytes_out;		/* PULL_DATA + PUSH_DATA bytes sent */
 	uint64_t rma_bytes_in;		/* landed here */
 	uint64_t rma_bytes_staged;	/* ... of them copied out of staging */

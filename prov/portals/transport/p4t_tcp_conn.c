@@ -607,6 +607,100 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	return ret;
 }
 
+/*
+ * send_offer: hdr flagged P4W_F_OFFER and an OFFER frame carrying the
+ * first len bytes of mem, as one message on the queue (nothing may come
+ * between the two: the receiver expects the OFFER next), its data by
+ * reference. Where no offer can go (self link, a link that is gone, an
+ * exposure that is not this link's, a source in more pieces than we
+ * slice here) the message goes alone: the peer then pulls as usual.
+ */
+int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
+		       const void *hdr, size_t hdr_len, struct p4t_mem *mem_,
+		       size_t len, void *op_ctx)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
+	struct p4t_tcp_mem *mem = (struct p4t_tcp_mem *)mem_;
+	struct p4w_hdr oh = {
+		.version = P4W_VERSION,
+		.type = P4W_T_OFFER,
+		.length = (uint32_t)(P4T_TCP_DATA_LEN + len),
+	};
+	struct p4w_data d = { .length = len, .last = 1 };
+	uint8_t head[P4T_TCP_HEAD_MAX];
+	struct iovec v[P4T_TCP_OFFER_IOV];
+	size_t msg_len, n, got = 0, head_len, total;
+	ssize_t sent = 0;
+	uint16_t flags;
+	int ret;
+
+	ret = p4t_tcp_msg_check(hdr, hdr_len, NULL, 0, &msg_len);
+	if (ret)
+		return ret;
+	if (!mem || !op_ctx || !len || len > iface->offer_max ||
+	    len > mem->len || !(mem->access & P4T_ACCESS_READ) ||
+	    hdr_len + P4T_TCP_DATA_LEN > P4T_TCP_HEAD_MAX)
+		return -FI_EINVAL;
+	n = p4t_tcp_iov_slice(mem->iov, mem->iovcnt, 0, len, v,
+			      P4T_TCP_OFFER_IOV);
+	(void)p4u_iov_len(v, n, &got);
+	if (conn->self || mem->conn != conn || got != len ||
+	    (conn->state != P4T_TCP_CONN_CONNECTING &&
+	     conn->state != P4T_TCP_CONN_ESTABLISHED))
+		return p4t_tcp_send(iface_, conn_, hdr, hdr_len, NULL, 0,
+				    op_ctx);
+	if (p4w_type_is_seq(((const uint8_t *)hdr)[1]) &&
+	    !p4u_list_empty(&conn->txq) && conn->txq_bytes >= iface->queue_limit) {
+		iface->stats.eagain++;
+		return -FI_EAGAIN;
+	}
+	memcpy(head, hdr, hdr_len);
+	flags = (uint16_t)(head[2] | head[3] << 8) | P4W_F_OFFER;
+	head[2] = (uint8_t)flags;
+	head[3] = (uint8_t)(flags >> 8);
+	p4t_tcp_mem_cookie(iface, mem, &d.dst);
+	p4w_hdr_pack(head + hdr_len, &oh);
+	p4w_data_pack(head + hdr_len + P4T_TCP_HDR_LEN, &d);
+	head_len = hdr_len + P4T_TCP_DATA_LEN;
+	total = head_len + len;
+	iface->stats.msgs_sent++;
+	iface->stats.bytes_sent += msg_len;
+	iface->stats.offers_sent++;
+	/*
+	 * Batching (between progress calls with cfg.batch_sends, or inside
+	 * one): the offer waits on the queue, by reference, for the call's
+	 * end, so a window of them leaves in a few large writes; rendezvous
+	 * data moves only in progress anyway. One large write per window
+	 * moves loopback data about twice as fast as one per message.
+	 */
+	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
+	    (iface->in_progress || iface->batch)) {
+		ret = p4t_tcp_send_queue(conn, head, head_len, v, n, 0, total,
+					 op_ctx);
+		if (ret >= 0 && !p4u_list_node_linked(&conn->corked))
+			p4u_list_insert_tail(&iface->corked, &conn->corked);
+		return ret;
+	}
+	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
+	    p4u_list_empty(&conn->txq) &&
+	    conn->sock->ctl_off == conn->sock->ctl_len) {
+		sent = p4t_tcp_send_direct(conn, head, head_len, v, n);
+		if (sent < 0) {
+			p4t_tcp_conn_fail(conn, (int)sent);
+			return P4T_DONE;
+		}
+		if ((size_t)sent == total)
+			return P4T_DONE;
+		conn->wblocked = true;
+	}
+	ret = p4t_tcp_send_queue(conn, head, head_len, v, n, (size_t)sent,
+				 total, op_ctx);
+	if (ret >= 0)
+		p4t_tcp_conn_kick(conn);
+	return ret;
+}
+
 /* ---- flushing ----------------------------------------------------------------- */
 
 /* Add tx's unwritten bytes to v (at most max entries); bytes added. */
@@ -799,6 +893,8 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 	conn->rx.big = NULL;
 	conn->rx.pull = NULL;
 	conn->rx.mem = NULL;
+	conn->rx.offer_next = false;
+	conn->rx.offer_pull = NULL;	/* on conn->pulls: aborted below */
 	conn->rx.mode = P4T_TCP_RX_PARSE;
 	conn->rx.head = conn->rx.tail = 0;
 	p4t_tcp_conn_abort_txq(conn);

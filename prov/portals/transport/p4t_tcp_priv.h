@@ -59,10 +59,12 @@
 #define P4T_TCP_HELLO_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_hello))
 #define P4T_TCP_DATA_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_data))
 #define P4T_TCP_PULL_REQ_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_pull_req))
-#define P4T_TCP_HEAD_MAX	128	/* header bytes kept inside a tx */
+#define P4T_TCP_HEAD_MAX	192	/* header bytes kept inside a tx (a
+					 * request and an OFFER header) */
 #define P4T_TCP_BATCH_MAX	65536	/* batched bytes written at once */
 #define P4T_TCP_BATCH_REF_MAX	32768	/* larger sends are not batched */
 #define P4T_TCP_TX_IOV		4	/* caller iovecs kept inside a tx */
+#define P4T_TCP_OFFER_IOV	64	/* source pieces an offer may have */
 #define P4T_TCP_WRITEV_MAX	1024	/* IOV_MAX on Linux */
 #define P4T_TCP_WRITEV_BYTES	((size_t)4 << 20)	/* per writev */
 #define P4T_TCP_MAX_IOV		1024	/* per exposure / pull / push */
@@ -166,6 +168,10 @@ struct p4t_tcp_rx {
 	bool bulk;			/* chunks are streaming in */
 	struct p4t_tcp_rma *pull;	/* PULL_DATA: whose chunk */
 	struct p4t_tcp_mem *mem;	/* PUSH_DATA: the exposure */
+	/* the message just delivered was flagged P4W_F_OFFER: an OFFER is
+	 * next; offer_pull: the pull held back for it (p4t_tcp_pull) */
+	bool offer_next;
+	struct p4t_tcp_rma *offer_pull;
 	/* BIG */
 	uint8_t *big;
 	size_t big_len, big_got;
@@ -289,6 +295,7 @@ struct p4t_tcp_iface {
 	uint64_t salt;			/* cookie key = handle ^ salt */
 	uint64_t peer_timeout_ms;
 	size_t chunk;
+	size_t offer_max;		/* attr.max_offer */
 	const struct p4t_upcalls *upcalls;
 	void *upcall_ctx;
 	struct p4u_hash by_addr;	/* findable links */
@@ -411,6 +418,9 @@ int p4t_tcp_conn_get(struct p4t_iface *iface, const void *addr, size_t addrlen,
 int p4t_tcp_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx);
+int p4t_tcp_send_offer(struct p4t_iface *iface, struct p4t_conn *conn,
+		       const void *hdr, size_t hdr_len, struct p4t_mem *mem,
+		       size_t len, void *op_ctx);
 void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 
 /* ---- p4t_tcp_rma.c --------------------------------------------------------- */
@@ -427,6 +437,8 @@ int p4t_tcp_push(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct iovec *local, size_t iovcnt, size_t len,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 void *op_ctx);
+void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
+			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie);
 void p4t_tcp_mem_forget_conn(struct p4t_tcp_conn *conn);
 void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface);
 int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget);

@@ -38,6 +38,10 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 				 const struct p4w_hdr *hdr,
 				 const uint8_t *body);
 static void p4t_tcp_rx_data_end(struct p4t_tcp_conn *conn);
+static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
+			    const struct p4w_hdr *hdr, const uint8_t *body);
+static int p4t_tcp_pull_ask(struct p4t_tcp_conn *conn,
+			    struct p4t_tcp_rma *rma);
 
 /* ---- receiving ------------------------------------------------------------- */
 
@@ -62,6 +66,9 @@ static int p4t_tcp_rx_deliver(struct p4t_tcp_conn *conn, const uint8_t *msg,
 	struct p4t_tcp_iface *iface = conn->iface;
 	int ret;
 
+	/* an OFFER comes next: pulls this upcall makes may wait for it */
+	conn->rx.offer_next = (msg[offsetof(struct p4w_hdr, flags)] &
+			       P4W_F_OFFER) != 0;
 	conn->busy = true;
 	ret = iface->upcalls->recv(iface->upcall_ctx, &conn->base, msg, len);
 	conn->busy = false;
@@ -109,6 +116,16 @@ static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
 		*ret_p = p4t_tcp_rx_data_begin(conn, hdr,
 					       rx->buf + rx->head +
 					       P4T_TCP_HDR_LEN);
+		if (*ret_p)
+			return true;
+		rx->head += P4T_TCP_DATA_LEN;
+		p4t_tcp_rx_land_staged(conn);
+		return true;
+	case P4W_T_OFFER:
+		if (avail < P4T_TCP_DATA_LEN)
+			return false;
+		*ret_p = p4t_tcp_rx_offer(conn, hdr, rx->buf + rx->head +
+					  P4T_TCP_HDR_LEN);
 		if (*ret_p)
 			return true;
 		rx->head += P4T_TCP_DATA_LEN;
@@ -164,6 +181,9 @@ static int p4t_tcp_rx_parse(struct p4t_tcp_conn *conn, int budget,
 		if (!ret && hdr.type < P4W_T_FIRST &&
 		    hdr.length > P4T_TCP_MAX_MSG)
 			ret = -FI_EMSGSIZE;
+		/* an offer announced comes next, and only one announced */
+		if (!ret && rx->offer_next != (hdr.type == P4W_T_OFFER))
+			ret = -FI_EBADMSG;
 		if (!ret && hdr.type >= P4W_T_FIRST) {
 			if (!p4t_tcp_rx_transport(conn, &hdr, &ret))
 				break;
@@ -271,6 +291,13 @@ static ssize_t p4t_tcp_rx_fill(struct p4t_tcp_conn *conn, bool *drained)
 	 */
 	if (rx->bulk)
 		space = P4U_MIN(space, P4T_TCP_BULK_PEEK);
+	/*
+	 * Staged bytes are parsed as what follows the destination: while the
+	 * destination takes only part of what it is owed (scratch of a drop,
+	 * or more pieces than one read takes), read nothing behind it.
+	 */
+	if (rx->mode == P4T_TCP_RX_LAND && dest < rx->left)
+		space = 0;
 	if (space) {
 		v[n].iov_base = rx->buf + rx->tail;
 		v[n++].iov_len = space;
@@ -360,11 +387,17 @@ int p4t_tcp_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	mem->iovcnt = iovcnt;
 	mem->iov = copy;
 	p4u_list_init(&mem->streams);
-	cookie->addr = 0;	/* offset addressing */
-	cookie->key = p4u_pool_handle(&iface->mems, mem) ^ iface->salt;
-	cookie->length = len;
+	p4t_tcp_mem_cookie(iface, mem, cookie);
 	*mem_p = (struct p4t_mem *)mem;
 	return 0;
+}
+
+void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
+			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie)
+{
+	cookie->addr = 0;	/* offset addressing */
+	cookie->key = p4u_pool_handle(&iface->mems, mem) ^ iface->salt;
+	cookie->length = mem->len;
 }
 
 /*
@@ -687,6 +720,32 @@ static int p4t_tcp_rma_check(struct p4t_conn *conn, const struct iovec *local,
 	return local_len < len ? -FI_EINVAL : 0;
 }
 
+/* Send rma's PULL_REQ; it waits on conn->pulls for the data. */
+static int p4t_tcp_pull_ask(struct p4t_tcp_conn *conn, struct p4t_tcp_rma *rma)
+{
+	uint8_t msg[P4T_TCP_PULL_REQ_LEN];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = P4W_T_PULL_REQ,
+		.length = P4T_TCP_PULL_REQ_LEN,
+	};
+	struct p4w_pull_req req = {
+		.pull_id = p4u_pool_handle(&conn->iface->rmas, rma),
+		.offset = rma->remote_off,
+		.length = rma->len,
+		.src = rma->remote,
+	};
+
+	p4w_hdr_pack(msg, &hdr);
+	p4w_pull_req_pack(msg + P4T_TCP_HDR_LEN, &req);
+	if (!p4t_tcp_tx_ctl(conn, msg, sizeof(msg)))
+		return -FI_EAGAIN;
+	if (!p4u_list_node_linked(&rma->link))
+		p4u_list_insert_tail(&conn->pulls, &rma->link);
+	p4t_tcp_conn_kick(conn);
+	return 0;
+}
+
 int p4t_tcp_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 const struct iovec *local, size_t iovcnt, size_t len,
@@ -694,13 +753,6 @@ int p4t_tcp_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
-	uint8_t msg[P4T_TCP_PULL_REQ_LEN];
-	struct p4w_hdr hdr = {
-		.version = P4W_VERSION,
-		.type = P4W_T_PULL_REQ,
-		.length = P4T_TCP_PULL_REQ_LEN,
-	};
-	struct p4w_pull_req req = { .offset = remote_off, .length = len };
 	struct p4t_tcp_rma *rma;
 	int ret;
 
@@ -717,17 +769,20 @@ int p4t_tcp_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	iface->stats.pulls++;
 	if (p4t_tcp_rma_start(conn, rma))
 		return 0;
-	req.pull_id = p4u_pool_handle(&iface->rmas, rma);
-	req.src = *remote;
-	p4w_hdr_pack(msg, &hdr);
-	p4w_pull_req_pack(msg + P4T_TCP_HDR_LEN, &req);
-	if (!p4t_tcp_tx_ctl(conn, msg, sizeof(msg))) {
-		p4t_tcp_rma_free(iface, rma);
-		return -FI_EAGAIN;
+	/*
+	 * The message this recv upcall handles brings its data right behind
+	 * it: wait for that OFFER (p4t_tcp_rx_offer) instead of asking.
+	 */
+	if (conn->busy && conn->rx.offer_next && !conn->rx.offer_pull &&
+	    !remote_off) {
+		conn->rx.offer_pull = rma;
+		p4u_list_insert_tail(&conn->pulls, &rma->link);
+		return 0;
 	}
-	p4u_list_insert_tail(&conn->pulls, &rma->link);
-	p4t_tcp_conn_kick(conn);
-	return 0;
+	ret = p4t_tcp_pull_ask(conn, rma);
+	if (ret)
+		p4t_tcp_rma_free(iface, rma);
+	return ret;
 }
 
 int p4t_tcp_push(struct p4t_iface *iface_, struct p4t_conn *conn_,
@@ -823,6 +878,9 @@ static int p4t_tcp_rx_pull_data(struct p4t_tcp_conn *conn,
 	if (!rma || rma->kind != P4T_TCP_RMA_PULL || rma->conn != conn ||
 	    !p4u_list_node_linked(&rma->link))
 		return -FI_EBADMSG;
+	/* one held for an offer was never asked for: its id is a guess */
+	if (rma == rx->offer_pull)
+		return -FI_EBADMSG;
 	if (d->status) {
 		if (!d->last)
 			return -FI_EBADMSG;
@@ -837,6 +895,50 @@ static int p4t_tcp_rx_pull_data(struct p4t_tcp_conn *conn,
 	rx->pull = rma;
 	rma->pos += d->length;
 	return 0;
+}
+
+/*
+ * An OFFER is staged (it follows the message flagged P4W_F_OFFER): it
+ * serves the pull held back for it if that pull is of exactly its source
+ * and length; else it is read and dropped, and the held pull (of other
+ * memory, a part of it, or a truncated receive) asks as usual.
+ */
+static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
+			    const struct p4w_hdr *hdr, const uint8_t *body)
+{
+	struct p4t_tcp_rx *rx = &conn->rx;
+	struct p4t_tcp_rma *rma = rx->offer_pull;
+	struct p4w_data d;
+	int ret;
+
+	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
+	if (!ret)
+		ret = p4w_data_check(hdr, &d);
+	if (ret)
+		return ret;
+	rx->offer_next = false;
+	rx->offer_pull = NULL;
+	rx->pull = NULL;
+	rx->mem = NULL;
+	rx->iov = NULL;
+	rx->iovcnt = 0;
+	rx->off = 0;
+	rx->left = d.length;
+	rx->last = true;
+	rx->bulk = d.length > P4T_TCP_BULK_PEEK;
+	if (rma && rma->remote.key == d.dst.key &&
+	    rma->remote.addr == d.dst.addr && rma->len == d.length) {
+		rx->discard = false;
+		rx->iov = rma->iov;
+		rx->iovcnt = rma->iovcnt;
+		rx->pull = rma;
+		rma->pos = rma->len;
+		conn->iface->stats.offers_taken++;
+		return 0;
+	}
+	rx->discard = true;
+	conn->iface->stats.offers_dropped++;
+	return rma ? p4t_tcp_pull_ask(conn, rma) : 0;
 }
 
 /* A chunk header is staged: check it and say where its data goes. */

@@ -281,6 +281,13 @@ static inline void msg_valid(struct wmsg *m, uint8_t type)
 		data.dst = cookie_make(64);
 		msg_data(m, type, &data, 4);
 		break;
+	case P4W_T_OFFER:
+		data.id = 0;
+		data.offset = 0;
+		data.length = 5;
+		data.dst = cookie_make(64);
+		msg_data(m, type, &data, 5);
+		break;
 	default:
 		cr_assert_fail("no valid message for type %u", type);
 	}
@@ -331,6 +338,7 @@ static inline int wire_recv(const uint8_t *buf, size_t len)
 		return p4w_pull_req_unpack(body, blen, &pull);
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
+	case P4W_T_OFFER:
 		ret = p4w_data_unpack(body, blen, &data);
 		return ret ? ret : p4w_data_check(&hdr, &data);
 	default:

@@ -321,3 +321,181 @@ TCP_TEST(self_link_messages_pull_and_push)
 	p4t_mem_unexpose(sa.iface, rm);
 	p4t_mem_unexpose(sa.iface, wm);
 }
+
+/* ---- offers ---------------------------------------------------------------- */
+
+/* What b's recv upcall pulls of an offered message, as the engine would
+ * (it reads the cookie from the message body; here it is given). */
+static struct {
+	bool pull;
+	struct p4w_cookie ck;
+	struct iovec dst[2];
+	size_t len;
+} offer_rx;
+
+static void offer_on_recv(struct side *s, struct p4t_conn *conn,
+			  const void *msg, size_t len)
+{
+	(void)msg;
+	if (offer_rx.pull && len == HL)
+		cr_assert_eq(p4t_pull(s->iface, conn, &offer_rx.ck, 0,
+				      offer_rx.dst, 2, offer_rx.len,
+				      (void *)0x0ff), 0);
+}
+
+/* A request of HL bytes with the first len bytes of mem offered. */
+static int send_offered(struct side *s, struct p4t_conn *conn, uint32_t seq,
+			struct p4t_mem *mem, size_t len, void *op_ctx)
+{
+	uint8_t hdr[HL] = { 0 };
+
+	hdr_make(hdr, P4W_PUT, HL, seq);
+	return p4t_send_offer(s->iface, conn, hdr, HL, mem, len, op_ctx);
+}
+
+static void offer_pull_into(uint8_t *dst, size_t len)
+{
+	offer_rx.pull = true;
+	offer_rx.dst[0].iov_base = dst;
+	offer_rx.dst[0].iov_len = 1000;
+	offer_rx.dst[1].iov_base = dst + 1000;
+	offer_rx.dst[1].iov_len = len - 1000;
+	offer_rx.len = len;
+}
+
+/* The data comes right behind its message: the pull the receiver makes
+ * while handling the message is served from it, no PULL_REQ. */
+TCP_TEST(offer_serves_the_pull_made_while_its_message_is_handled)
+{
+	const size_t len = 100000 + 7;
+	uint8_t *src = pat_buf(len, 9), *dst = calloc(1, len + 1);
+	struct iovec siov[2] = { { src, 333 }, { src + 333, len - 333 } };
+	struct p4t_iface_attr attr = { 0 };
+	struct p4t_conn *x, *y;
+	struct p4t_mem *rm;
+	int ret;
+
+	p4t_iface_query(sa.iface, &attr);
+	cr_assert_eq(attr.max_offer, 128 << 10, "the chunk size by default");
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sa.iface, x, siov, 2, P4T_ACCESS_READ,
+				    &offer_rx.ck, &rm), 0);
+	offer_pull_into(dst, len);
+	sb.on_recv = offer_on_recv;
+	ret = send_offered(&sa, x, 1, rm, len, (void *)1);
+	cr_assert(ret == P4T_DONE || ret == P4T_QUEUED);
+	cr_assert_eq(send_seq(&sa, x, 2, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RMA_DONE) == 1 && count(&sb, UP_RECV) == 2 &&
+		   (ret == P4T_DONE || count(&sa, UP_SEND_DONE) == 1));
+	cr_expect_eq(sb.ev[find_ctx(&sb, (void *)0x0ff)].status, 0);
+	cr_expect_eq(memcmp(src, dst, len), 0);
+	cr_expect_eq(dst[len], 0);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 1)], 2, 100);
+	cr_expect_eq(stats_of(&sa).offers_sent, 1);
+	cr_expect_eq(stats_of(&sb).offers_taken, 1);
+	cr_expect_eq(stats_of(&sb).offers_dropped, 0);
+	cr_expect_eq(stats_of(&sa).streams, 0, "no PULL_REQ was sent");
+	p4t_mem_unexpose(sa.iface, rm);
+	free(src);
+	free(dst);
+}
+
+/* Not pulled during the upcall, or pulled in part (a truncated receive):
+ * the offer is read and dropped, the stream goes on (what follows it is
+ * parsed where it starts), and pulls go to the network as usual. */
+TCP_TEST(offer_nobody_takes_is_dropped_and_pulls_ask_as_usual)
+{
+	/* more than the 64 KiB scratch a drop is read into: dropped in two
+	 * reads, and the message behind it must not be read early */
+	const size_t len = 120000;
+	uint8_t *src = pat_buf(len, 4), *dst = calloc(1, len);
+	struct iovec siov = { src, len }, diov = { dst, len };
+	struct p4t_conn *x, *y;
+	struct p4t_mem *rm;
+
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sa.iface, x, &siov, 1, P4T_ACCESS_READ,
+				    &offer_rx.ck, &rm), 0);
+	sb.on_recv = offer_on_recv;
+	offer_rx.pull = false;
+	cr_assert_geq(send_offered(&sa, x, 1, rm, len, (void *)1), 0);
+	cr_assert_eq(send_seq(&sa, x, 2, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 2);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 1)], 2, 100);
+	cr_expect_eq(stats_of(&sb).offers_dropped, 1);
+	/* later (an unexpected message matched): an ordinary pull */
+	cr_assert_eq(p4t_pull(sb.iface, y, &offer_rx.ck, 0, &diov, 1, len,
+			      (void *)2), 0);
+	PUMP_UNTIL(count(&sb, UP_RMA_DONE) == 1);
+	cr_expect_eq(sb.ev[find_ctx(&sb, (void *)2)].status, 0);
+	cr_expect_eq(memcmp(src, dst, len), 0);
+	cr_expect_eq(stats_of(&sa).streams, 1);
+	/* a truncated receive pulls less than offered: asked for */
+	memset(dst, 0, len);
+	offer_pull_into(dst, len - 5000);
+	cr_assert_geq(send_offered(&sa, x, 3, rm, len, (void *)3), 0);
+	PUMP_UNTIL(count(&sb, UP_RMA_DONE) == 2);
+	cr_expect_eq(sb.ev[find_ctx(&sb, (void *)0x0ff)].status, 0);
+	cr_expect_eq(memcmp(src, dst, len - 5000), 0);
+	cr_expect_eq(dst[len - 5000], 0);
+	cr_expect_eq(stats_of(&sb).offers_dropped, 2);
+	cr_expect_eq(stats_of(&sb).offers_taken, 0);
+	cr_expect_eq(stats_of(&sa).streams, 2);
+	p4t_mem_unexpose(sa.iface, rm);
+	free(src);
+	free(dst);
+}
+
+/* cfg.rma_offer bounds offers (at most the chunk), no_offers turns them
+ * off; send_offer checks its arguments; on the self link the message
+ * goes alone and its pull is a copy. */
+TCP_TEST(offer_limits_arguments_and_self_link)
+{
+	struct p4t_iface_config cfg = { .rma_chunk = 65536,
+					.rma_offer = 1 << 20 };
+	uint8_t src[8192], dst[8192], hdr[HL] = { 0 };
+	struct iovec siov = { src, sizeof(src) };
+	struct p4t_iface_attr attr = { 0 };
+	struct p4t_conn *x, *y, *me;
+	struct p4t_mem *rm, *sm;
+	struct p4w_cookie ck;
+
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	p4t_iface_query(sa.iface, &attr);
+	cr_expect_eq(attr.max_offer, 65536, "at most the chunk");
+	side_close(&sb);
+	cfg.no_offers = true;
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	p4t_iface_query(sb.iface, &attr);
+	cr_expect_eq(attr.max_offer, 0);
+	x = link_up(&sa, &sb, &y);
+	cr_assert_eq(p4t_mem_expose(sa.iface, x, &siov, 1, P4T_ACCESS_READ,
+				    &ck, &rm), 0);
+	hdr_make(hdr, P4W_PUT, HL, 1);
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 100, NULL),
+		     -FI_EINVAL, "op_ctx is required");
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 0, (void *)1),
+		     -FI_EINVAL);
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 8193,
+				    (void *)1), -FI_EINVAL, "past the source");
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL - 1, rm, 100,
+				    (void *)1), -FI_EINVAL, "length field");
+	cr_expect_eq(p4t_send_offer(sb.iface, y, hdr, HL, rm, 100, (void *)1),
+		     -FI_EINVAL, "offers off");
+	/* self: no offer, the pull copies */
+	me = conn_to(&sa, &sa);
+	cr_assert_eq(p4t_mem_expose(sa.iface, me, &siov, 1, P4T_ACCESS_READ,
+				    &offer_rx.ck, &sm), 0);
+	memset(src, 0x5a, sizeof(src));
+	memset(dst, 0, sizeof(dst));
+	offer_pull_into(dst, sizeof(dst));
+	sa.on_recv = offer_on_recv;
+	cr_assert_eq(send_offered(&sa, me, 2, sm, sizeof(src), (void *)2),
+		     P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_RMA_DONE) == 1);
+	cr_expect_eq(memcmp(src, dst, sizeof(dst)), 0);
+	cr_expect_eq(stats_of(&sa).offers_sent, 0);
+	p4t_mem_unexpose(sa.iface, rm);
+	p4t_mem_unexpose(sa.iface, sm);
+}

@@ -20,7 +20,7 @@ static const uint8_t all_types[] = {
 	P4W_PUT, P4W_GET, P4W_ATOMIC, P4W_FETCH, P4W_SWAP,
 	P4W_ACK, P4W_REPLY, P4W_SEQ_ACK, P4W_NACK, P4W_RESUME,
 	P4W_T_HELLO, P4W_T_HELLO_ACK, P4W_T_PULL_REQ, P4W_T_PULL_DATA,
-	P4W_T_PUSH_DATA, P4W_T_BYE,
+	P4W_T_PUSH_DATA, P4W_T_BYE, P4W_T_OFFER,
 };
 
 /* hdr.length bounds per type, written out independently of the code. */
@@ -44,6 +44,7 @@ static const struct {
 	{ P4W_T_PULL_DATA, 72, P4W_MAX_MSG },
 	{ P4W_T_PUSH_DATA, 72, P4W_MAX_MSG },
 	{ P4W_T_BYE, 16, 16 },
+	{ P4W_T_OFFER, 72, P4W_MAX_MSG },
 };
 
 TestSuite(wire, .init = wire_setup, .fini = wire_teardown, .timeout = 60);
@@ -430,11 +431,11 @@ Test(wire, hdr_flags_known)
 	unsigned bit;
 
 	msg_valid(&m, P4W_SEQ_ACK);
-	m.hdr.flags = P4W_F_ACK_SEQ | P4W_F_ACK_NOW;
+	m.hdr.flags = P4W_F_ACK_SEQ | P4W_F_ACK_NOW | P4W_F_OFFER;
 	p4w_hdr_pack(m.buf, &m.hdr);
 	cr_assert_eq(p4w_hdr_unpack(m.buf, m.len, &out), 0);
-	cr_assert_eq(out.flags, P4W_F_ACK_SEQ | P4W_F_ACK_NOW);
-	for (bit = 2; bit < 16; bit++) {
+	cr_assert_eq(out.flags, P4W_F_ACK_SEQ | P4W_F_ACK_NOW | P4W_F_OFFER);
+	for (bit = 3; bit < 16; bit++) {
 		m.hdr.flags = (uint16_t)(P4W_F_ACK_SEQ | (1u << bit));
 		p4w_hdr_pack(m.buf, &m.hdr);
 		cr_assert_eq(p4w_hdr_unpack(m.buf, m.len, &out), -FI_EBADMSG,

@@ -323,3 +323,32 @@ Test(wire, data_check_push_range)
 	data.offset = 57;
 	cr_assert_eq(p4w_data_check(&hdr, &data), 0);
 }
+
+/* An offer is one whole chunk of its source: from offset 0, the last,
+ * no status, no id, no longer than the source. */
+Test(wire, data_check_offer_whole)
+{
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION, .type = P4W_T_OFFER,
+		.length = DATA_END + 64,
+	};
+	struct p4w_data data = {
+		.length = 64, .last = 1, .dst = cookie_make(64),
+	};
+
+	cr_assert_eq(p4w_data_check(&hdr, &data), 0);
+	data.offset = 1;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.offset = 0;
+	data.last = 0;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.last = 1;
+	data.id = 7;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.id = 0;
+	data.dst = cookie_make(63);
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.dst = cookie_make(64);
+	data.status = -FI_EIO;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+}
