@@ -554,14 +554,43 @@ void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
 	}
 }
 
+/*
+ * One sendmsg straight from the caller's memory when nothing is queued;
+ * what does not go at once is queued and the link kicked.
+ */
+static int p4t_tcp_send_now(struct p4t_tcp_conn *conn, const void *hdr,
+			    size_t hdr_len, const struct iovec *iov,
+			    size_t iovcnt, size_t len, void *op_ctx)
+{
+	ssize_t sent = 0;
+	int ret;
+
+	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
+	    p4u_list_empty(&conn->txq) &&
+	    conn->sock->ctl_off == conn->sock->ctl_len) {
+		sent = p4t_tcp_send_direct(conn, hdr, hdr_len, iov, iovcnt);
+		if (sent < 0) {
+			/* dropped with the link; conn_failed follows */
+			p4t_tcp_conn_fail(conn, (int)sent);
+			return P4T_DONE;
+		}
+		if ((size_t)sent == len)
+			return P4T_DONE;
+		conn->wblocked = true;	/* a short write: the socket is full */
+	}
+	ret = p4t_tcp_send_queue(conn, hdr, hdr_len, iov, iovcnt, (size_t)sent,
+				 len, op_ctx);
+	if (ret >= 0)
+		p4t_tcp_conn_kick(conn);
+	return ret;
+}
+
 int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx)
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
-	bool direct;
-	ssize_t sent = 0;
 	size_t len;
 	int ret;
 
@@ -586,25 +615,7 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	if (p4t_tcp_batched(conn, hdr, len, op_ctx))
 		return p4t_tcp_send_batch(conn, hdr, hdr_len, iov, iovcnt, len,
 					  op_ctx);
-	direct = conn->state == P4T_TCP_CONN_ESTABLISHED &&
-		 p4u_list_empty(&conn->txq) &&
-		 conn->sock->ctl_off == conn->sock->ctl_len;
-	if (direct) {
-		sent = p4t_tcp_send_direct(conn, hdr, hdr_len, iov, iovcnt);
-		if (sent < 0) {
-			/* dropped with the link; conn_failed follows */
-			p4t_tcp_conn_fail(conn, (int)sent);
-			return P4T_DONE;
-		}
-		if ((size_t)sent == len)
-			return P4T_DONE;
-		conn->wblocked = true;	/* a short write: the socket is full */
-	}
-	ret = p4t_tcp_send_queue(conn, hdr, hdr_len, iov, iovcnt, (size_t)sent,
-				 len, op_ctx);
-	if (ret >= 0)
-		p4t_tcp_conn_kick(conn);
-	return ret;
+	return p4t_tcp_send_now(conn, hdr, hdr_len, iov, iovcnt, len, op_ctx);
 }
 
 /*
@@ -631,7 +642,6 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	uint8_t head[P4T_TCP_HEAD_MAX];
 	struct iovec v[P4T_TCP_OFFER_IOV];
 	size_t msg_len, n, got = 0, head_len, total;
-	ssize_t sent = 0;
 	uint16_t flags;
 	int ret;
 
@@ -682,23 +692,7 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 			p4u_list_insert_tail(&iface->corked, &conn->corked);
 		return ret;
 	}
-	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
-	    p4u_list_empty(&conn->txq) &&
-	    conn->sock->ctl_off == conn->sock->ctl_len) {
-		sent = p4t_tcp_send_direct(conn, head, head_len, v, n);
-		if (sent < 0) {
-			p4t_tcp_conn_fail(conn, (int)sent);
-			return P4T_DONE;
-		}
-		if ((size_t)sent == total)
-			return P4T_DONE;
-		conn->wblocked = true;
-	}
-	ret = p4t_tcp_send_queue(conn, head, head_len, v, n, (size_t)sent,
-				 total, op_ctx);
-	if (ret >= 0)
-		p4t_tcp_conn_kick(conn);
-	return ret;
+	return p4t_tcp_send_now(conn, head, head_len, v, n, total, op_ctx);
 }
 
 /* ---- flushing ----------------------------------------------------------------- */

@@ -39,7 +39,7 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 				 const uint8_t *body);
 static void p4t_tcp_rx_data_end(struct p4t_tcp_conn *conn);
 static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
-			    const struct p4w_hdr *hdr, const uint8_t *body);
+			    const struct p4w_data *d);
 static int p4t_tcp_pull_ask(struct p4t_tcp_conn *conn,
 			    struct p4t_tcp_rma *rma);
 
@@ -111,21 +111,12 @@ static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
 	switch (hdr->type) {
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
+	case P4W_T_OFFER:
 		if (avail < P4T_TCP_DATA_LEN)
 			return false;
 		*ret_p = p4t_tcp_rx_data_begin(conn, hdr,
 					       rx->buf + rx->head +
 					       P4T_TCP_HDR_LEN);
-		if (*ret_p)
-			return true;
-		rx->head += P4T_TCP_DATA_LEN;
-		p4t_tcp_rx_land_staged(conn);
-		return true;
-	case P4W_T_OFFER:
-		if (avail < P4T_TCP_DATA_LEN)
-			return false;
-		*ret_p = p4t_tcp_rx_offer(conn, hdr, rx->buf + rx->head +
-					  P4T_TCP_HDR_LEN);
 		if (*ret_p)
 			return true;
 		rx->head += P4T_TCP_DATA_LEN;
@@ -898,39 +889,25 @@ static int p4t_tcp_rx_pull_data(struct p4t_tcp_conn *conn,
 }
 
 /*
- * An OFFER is staged (it follows the message flagged P4W_F_OFFER): it
- * serves the pull held back for it if that pull is of exactly its source
- * and length; else it is read and dropped, and the held pull (of other
- * memory, a part of it, or a truncated receive) asks as usual.
+ * An OFFER (it follows the message flagged P4W_F_OFFER; rx is set up for
+ * its data by p4t_tcp_rx_data_begin): it serves the pull held back for
+ * it if that pull is of exactly its source and length; else it is read
+ * and dropped, and the held pull (of other memory, a part of it, or a
+ * truncated receive) asks as usual.
  */
 static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
-			    const struct p4w_hdr *hdr, const uint8_t *body)
+			    const struct p4w_data *d)
 {
 	struct p4t_tcp_rx *rx = &conn->rx;
 	struct p4t_tcp_rma *rma = rx->offer_pull;
-	struct p4w_data d;
-	int ret;
 
-	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
-	if (!ret)
-		ret = p4w_data_check(hdr, &d);
-	if (ret)
-		return ret;
 	rx->offer_next = false;
 	rx->offer_pull = NULL;
-	rx->pull = NULL;
-	rx->mem = NULL;
-	rx->iov = NULL;
-	rx->iovcnt = 0;
-	rx->off = 0;
-	rx->left = d.length;
-	rx->last = true;
-	rx->bulk = d.length > P4T_TCP_BULK_PEEK;
-	if (rma && rma->remote.key == d.dst.key &&
-	    rma->remote.addr == d.dst.addr && rma->len == d.length) {
-		rx->discard = false;
+	if (rma && rma->remote.key == d->dst.key &&
+	    rma->remote.addr == d->dst.addr && rma->len == d->length) {
 		rx->iov = rma->iov;
 		rx->iovcnt = rma->iovcnt;
+		rx->off = 0;
 		rx->pull = rma;
 		rma->pos = rma->len;
 		conn->iface->stats.offers_taken++;
@@ -962,6 +939,8 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 	rx->last = d.last;
 	rx->left = d.length;
 	rx->bulk = d.length > P4T_TCP_BULK_PEEK;
+	if (hdr->type == P4W_T_OFFER)
+		return p4t_tcp_rx_offer(conn, &d);
 	if (hdr->type == P4W_T_PULL_DATA)
 		return p4t_tcp_rx_pull_data(conn, &d);
 	/* a push the peer may not make is a protocol violation */
