@@ -278,12 +278,13 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		return ret;
 	/*
 	 * A rendezvous put small enough goes with its data behind it: placed
-	 * at once if it matches. Not one the target had no room for as eager
-	 * (P4E_OPF_TO_RDZV): it will most likely sit unexpected there.
+	 * at once if it matches. Decided before the conversion below: an
+	 * eager put the target had no room for (P4E_OPF_TO_RDZV) is still
+	 * eager here and does not offer; it would most likely sit unexpected
+	 * there.
 	 */
-	offer = op->type == P4W_PUT && op->length &&
-		op->length <= ni->tattr.max_offer &&
-		!(op->flags & P4E_OPF_TO_RDZV);
+	offer = op->proto == P4W_PROTO_RDZV && op->type == P4W_PUT &&
+		op->length <= ni->tattr.max_offer;
 	if (op->flags & P4E_OPF_TO_RDZV) {
 		ret = p4e_ini_to_rdzv(op);
 		if (ret)
@@ -320,7 +321,7 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_req_pack(buf + sizeof(hdr), &op->req);
-	if (op->proto == P4W_PROTO_RDZV && offer)
+	if (offer)
 		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
 				     op->length, p4e_ctx_make(op, P4E_CTX_OP));
 	else

@@ -275,6 +275,13 @@ void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx)
 		conn->nstreams++;
 }
 
+/* conn's queue leaves at the end of this or the next progress call. */
+static void p4t_tcp_conn_cork(struct p4t_tcp_conn *conn)
+{
+	if (!p4u_list_node_linked(&conn->corked))
+		p4u_list_insert_tail(&conn->iface->corked, &conn->corked);
+}
+
 /*
  * Something was queued: write it now unless the socket is known full;
  * EPOLLOUT is asked for only if something is left (no epoll_ctl for
@@ -285,9 +292,7 @@ void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn)
 	/* inside progress: written together when the call ends */
 	if (conn->iface->in_progress &&
 	    conn->state == P4T_TCP_CONN_ESTABLISHED) {
-		if (!p4u_list_node_linked(&conn->corked))
-			p4u_list_insert_tail(&conn->iface->corked,
-					     &conn->corked);
+		p4t_tcp_conn_cork(conn);
 		return;
 	}
 	if (!conn->wblocked)
@@ -524,7 +529,6 @@ static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 			      size_t hdr_len, const struct iovec *iov,
 			      size_t iovcnt, size_t len, void *op_ctx)
 {
-	struct p4t_tcp_iface *iface = conn->iface;
 	int ret;
 
 	/* small ones copied (NULL op_ctx): the caller's memory is free at
@@ -536,8 +540,8 @@ static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 	if (conn->txq_bytes >= P4T_TCP_BATCH_MAX) {
 		p4u_list_remove(&conn->corked);
 		p4t_tcp_conn_kick(conn);
-	} else if (!p4u_list_node_linked(&conn->corked)) {
-		p4u_list_insert_tail(&iface->corked, &conn->corked);
+	} else {
+		p4t_tcp_conn_cork(conn);
 	}
 	return ret;
 }
@@ -552,6 +556,18 @@ void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
 		p4u_list_node_init(&conn->corked);
 		p4t_tcp_conn_kick(conn);
 	}
+}
+
+/* A sequenced request finds the link's queue over its bound (counted). */
+static bool p4t_tcp_queue_full(struct p4t_tcp_conn *conn, const void *hdr)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+
+	if (!p4w_type_is_seq(((const uint8_t *)hdr)[1]) ||
+	    p4u_list_empty(&conn->txq) || conn->txq_bytes < iface->queue_limit)
+		return false;
+	iface->stats.eagain++;
+	return true;
 }
 
 /*
@@ -605,11 +621,8 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		iface->stats.sends_dropped++;
 		return P4T_DONE;
 	}
-	if (p4w_type_is_seq(((const uint8_t *)hdr)[1]) &&
-	    !p4u_list_empty(&conn->txq) && conn->txq_bytes >= iface->queue_limit) {
-		iface->stats.eagain++;
+	if (p4t_tcp_queue_full(conn, hdr))
 		return -FI_EAGAIN;
-	}
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
 	if (p4t_tcp_batched(conn, hdr, len, op_ctx))
@@ -660,11 +673,8 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	     conn->state != P4T_TCP_CONN_ESTABLISHED))
 		return p4t_tcp_send(iface_, conn_, hdr, hdr_len, NULL, 0,
 				    op_ctx);
-	if (p4w_type_is_seq(((const uint8_t *)hdr)[1]) &&
-	    !p4u_list_empty(&conn->txq) && conn->txq_bytes >= iface->queue_limit) {
-		iface->stats.eagain++;
+	if (p4t_tcp_queue_full(conn, hdr))
 		return -FI_EAGAIN;
-	}
 	memcpy(head, hdr, hdr_len);
 	flags = (uint16_t)(head[2] | head[3] << 8) | P4W_F_OFFER;
 	head[2] = (uint8_t)flags;
@@ -688,8 +698,8 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	    (iface->in_progress || iface->batch)) {
 		ret = p4t_tcp_send_queue(conn, head, head_len, v, n, 0, total,
 					 op_ctx);
-		if (ret >= 0 && !p4u_list_node_linked(&conn->corked))
-			p4u_list_insert_tail(&iface->corked, &conn->corked);
+		if (ret >= 0)
+			p4t_tcp_conn_cork(conn);
 		return ret;
 	}
 	return p4t_tcp_send_now(conn, head, head_len, v, n, total, op_ctx);
