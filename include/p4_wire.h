@@ -214,6 +214,8 @@ _Static_assert(sizeof(struct p4w_data) == 56, "wire layout");
 void p4w_hdr_pack(void *buf, const struct p4w_hdr *hdr);
 int p4w_hdr_unpack(const void *buf, size_t len, struct p4w_hdr *hdr);
 bool p4w_type_is_seq(uint8_t type);
+/* ACK and SEQ_ACK: what an initiator waits for to complete or free */
+bool p4w_type_is_ack(uint8_t type);
 
 void p4w_req_pack(void *buf, const struct p4w_req *req);
 int p4w_req_unpack(const void *buf, size_t len, struct p4w_req *req);

@@ -179,6 +179,11 @@ bool p4w_type_is_seq(uint8_t type)
 	}
 }
 
+bool p4w_type_is_ack(uint8_t type)
+{
+	return type == P4W_ACK || type == P4W_SEQ_ACK;
+}
+
 /* ---- cookie ---------------------------------------------------------- */
 
 void p4w_cookie_pack(void *buf, const struct p4w_cookie *cookie)

@@ -426,6 +426,9 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 				;
 			else if (conn->wblocked)
 				idle = true;	/* EPOLLOUT says when */
+			else if (p4u_list_node_linked(&conn->corked) &&
+				 p4t_tcp_conn_acks_wait(conn))
+				;	/* acks wait for the message coming in */
 			else if (p4t_tcp_conn_flush(conn))
 				continue;
 			if (conn->rx_idle)
@@ -476,7 +479,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	int done;
 
 	/* what was sent since the last call leaves first, together */
-	p4t_tcp_corked_flush(iface);
+	p4t_tcp_corked_flush(iface, false);
 	iface->in_progress = true;
 	done = p4t_tcp_events_run(iface, budget);
 	if (done < budget)
@@ -488,7 +491,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 		done += p4t_tcp_events_run(iface, budget - done);
 	iface->in_progress = false;
 	/* what this call's messages produced leaves together */
-	p4t_tcp_corked_flush(iface);
+	p4t_tcp_corked_flush(iface, false);
 	p4t_tcp_reap(iface);
 	p4t_tcp_signal(iface);
 	return done;
@@ -655,6 +658,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			   P4U_MIN(cfg->rma_offer ? cfg->rma_offer : iface->chunk,
 				   iface->chunk);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
+	iface->ack_hold_ns = P4T_TCP_ACK_HOLD_NS;
 	iface->batch = cfg->batch_sends;
 	p4u_list_init(&iface->corked);
 	p4u_list_init(&iface->conns);
@@ -753,7 +757,9 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 			 (unsigned long long)iface->stats.link_failures);
 	p4u_info(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: %llu messages "
 		 "sent, %llu received; %llu pulls, %llu served; offers %llu "
-		 "sent, %llu taken, %llu dropped",
+		 "sent, %llu taken, %llu dropped; system calls: %llu sendmsg, "
+		 "%llu writev, %llu recv; %llu KiB landed, %llu KiB of it "
+		 "staged",
 		 p4t_tcp_addr_str(&iface->addr, name, sizeof(name)),
 		 (unsigned long long)iface->stats.msgs_sent,
 		 (unsigned long long)iface->stats.msgs_recv,
@@ -761,9 +767,14 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 		 (unsigned long long)iface->stats.streams,
 		 (unsigned long long)iface->stats.offers_sent,
 		 (unsigned long long)iface->stats.offers_taken,
-		 (unsigned long long)iface->stats.offers_dropped);
+		 (unsigned long long)iface->stats.offers_dropped,
+		 (unsigned long long)iface->stats.sendmsg_calls,
+		 (unsigned long long)iface->stats.writev_calls,
+		 (unsigned long long)iface->stats.recv_calls,
+		 (unsigned long long)(iface->stats.rma_bytes_in >> 10),
+		 (unsigned long long)(iface->stats.rma_bytes_staged >> 10));
 	/* batched sends the caller saw complete go out before the BYE */
-	p4t_tcp_corked_flush(iface);
+	p4t_tcp_corked_flush(iface, true);
 	iface->closing = true;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_tcp_conn, node) {
@@ -898,4 +909,12 @@ void p4t_tcp_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
 
 	if (iface)
 		iface->queue_limit = bytes ? bytes : P4T_TCP_QUEUE_LIMIT;
+}
+
+void p4t_tcp_set_ack_hold(struct p4t_iface *iface_, uint64_t ns)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (iface)
+		iface->ack_hold_ns = ns ? ns : P4T_TCP_ACK_HOLD_NS;
 }

@@ -151,9 +151,12 @@ int p4t_tcp_stats(struct p4t_iface *iface, struct p4t_tcp_stats *stats);
 /*
  * Test hooks. SO_SNDBUF / SO_RCVBUF (bytes, 0 = kernel default) for the
  * sockets iface opens or accepts from now on; the bound on bytes queued
- * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT).
+ * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT); how
+ * long acknowledgements may wait for a message coming in (0 =
+ * P4T_TCP_ACK_HOLD_NS).
  */
 void p4t_tcp_set_sockbuf(struct p4t_iface *iface, int sndbuf, int rcvbuf);
 void p4t_tcp_set_queue_limit(struct p4t_iface *iface, size_t bytes);
+void p4t_tcp_set_ack_hold(struct p4t_iface *iface, uint64_t ns);
 
 #endif /* P4T_TCP_H */

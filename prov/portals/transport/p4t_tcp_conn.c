@@ -308,6 +308,7 @@ static struct p4t_tcp_tx *p4t_tcp_tx_alloc(struct p4t_tcp_iface *iface)
 	if (!tx)
 		return NULL;
 	tx->pooled = true;
+	tx->ack = false;
 	tx->kind = P4T_TCP_TX_MSG;
 	p4u_list_node_init(&tx->ev.node);
 	return tx;
@@ -419,6 +420,7 @@ static int p4t_tcp_send_queue(struct p4t_tcp_conn *conn, const void *hdr,
 	}
 	tx->op_ctx = op_ctx;
 	tx->notify = !copy;
+	tx->ack = !sent && p4w_type_is_ack(((const uint8_t *)hdr)[1]);
 	if (copy)
 		iface->stats.queued_copy++;
 	else
@@ -546,16 +548,67 @@ static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 	return ret;
 }
 
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
+/*
+ * Acknowledgements wait for the message being received. A window of
+ * rendezvous sends gets one ACK per message; written one by one, each is
+ * a segment the sender's kernel must take in the middle of its stream
+ * (on loopback, on the sending CPU), which halved 128 KiB bandwidth. So
+ * while a link is in the middle of receiving a message (its data landing,
+ * or part of it staged), ACKs and SEQ_ACKs queued on it stay queued and
+ * leave with the ones that message produces: at the latest when it is
+ * received whole with nothing behind it, when P4T_TCP_ACK_HOLD of them
+ * are queued, or P4T_TCP_ACK_HOLD_NS after they began to wait. Anything
+ * else queued (a request, a reply, a pull request, data) takes them along
+ * at once. A latency-bound exchange never waits: its message is whole
+ * when the ACK is made.
+ */
+bool p4t_tcp_conn_acks_wait(struct p4t_tcp_conn *conn)
+{
+	const struct p4t_tcp_rx *rx = &conn->rx;
+	struct p4t_tcp_tx *tx;
+	uint64_t now;
+	int n = 0;
+
+	if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
+	    (rx->mode == P4T_TCP_RX_PARSE && rx->head == rx->tail))
+		goto go;
+	p4u_list_foreach_entry(&conn->txq, tx, struct p4t_tcp_tx, ev.node)
+		if (tx->kind != P4T_TCP_TX_MSG || !tx->ack || tx->done ||
+		    ++n > P4T_TCP_ACK_HOLD)
+			goto go;
+	if (!n)
+		goto go;
+	now = p4u_time_ns();
+	if (!conn->ack_hold_ns)
+		conn->ack_hold_ns = now;
+	else if (now - conn->ack_hold_ns > conn->iface->ack_hold_ns)
+		goto go;
+	return true;
+go:
+	conn->ack_hold_ns = 0;
+	return false;
+}
+
+/*
+ * Write the batched sends (all: also acknowledgements that could wait).
+ * Links whose acknowledgements wait stay corked for the next call.
+ */
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface, bool all)
 {
 	struct p4t_tcp_conn *conn;
-	struct p4u_list *node;
+	struct p4u_list *node, wait;
 
+	p4u_list_init(&wait);
 	while ((node = p4u_list_pop_head(&iface->corked))) {
 		conn = container_of(node, struct p4t_tcp_conn, corked);
+		if (!all && p4t_tcp_conn_acks_wait(conn)) {
+			p4u_list_insert_tail(&wait, &conn->corked);
+			continue;
+		}
 		p4u_list_node_init(&conn->corked);
 		p4t_tcp_conn_kick(conn);
 	}
+	p4u_list_splice_tail(&iface->corked, &wait);
 }
 
 /* A sequenced request finds the link's queue over its bound (counted). */

@@ -85,6 +85,9 @@
 #define P4T_TCP_SCRATCH		((size_t)64 << 10)
 /* staged per read while chunks stream (see p4t_tcp_rx_fill) */
 #define P4T_TCP_BULK_PEEK	((size_t)4 << 10)
+/* acknowledgements kept back while a message streams in (p4t_tcp_conn.c) */
+#define P4T_TCP_ACK_HOLD	16
+#define P4T_TCP_ACK_HOLD_NS	200000u
 
 /* ---- events (deferred upcalls) ------------------------------------------ */
 
@@ -129,6 +132,7 @@ struct p4t_tcp_tx {
 	bool notify;			/* send_done(op_ctx) owed */
 	bool final;			/* STREAM / PUSH: the last chunk */
 	bool pooled;			/* from iface->txs (not in an rma) */
+	bool ack;			/* a whole ACK / SEQ_ACK: may wait */
 	uint32_t head_len;
 	size_t len;
 	size_t done;
@@ -237,6 +241,7 @@ struct p4t_tcp_conn {
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
 	size_t txq_bytes;
+	uint64_t ack_hold_ns;		/* when its acks began to wait, or 0 */
 	size_t nstreams;		/* stream txs on txq */
 	struct p4u_list pulls;		/* our pulls waiting for data */
 	struct p4t_tcp_rx rx;
@@ -316,6 +321,7 @@ struct p4t_tcp_iface {
 	struct p4u_pool rmas;		/* struct p4t_tcp_rma */
 	struct p4u_pool mems;		/* struct p4t_tcp_mem */
 	size_t queue_limit;
+	uint64_t ack_hold_ns;		/* P4T_TCP_ACK_HOLD_NS (tests: other) */
 	int sndbuf, rcvbuf;		/* test hook; 0 = kernel default */
 	unsigned tick;
 	bool signaled;			/* efd holds a count */
@@ -395,7 +401,8 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface, bool all);
+bool p4t_tcp_conn_acks_wait(struct p4t_tcp_conn *conn);
 void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
 void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);

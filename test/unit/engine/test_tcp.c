@@ -428,6 +428,88 @@ TCP_TEST(upcall_sends_leave_together_when_progress_ends)
 		expect_msg(&sa.ev[find_ev(&sa, UP_RECV, i - 1)], i + 1000, 16);
 }
 
+/* An ACK as the wire has it: header and response body. */
+#define ACK_LEN	(sizeof(struct p4w_hdr) + sizeof(struct p4w_resp))
+
+/* Each message b receives is acknowledged (an ACK) from its recv upcall. */
+static void ack_from_recv(struct side *s, struct p4t_conn *conn,
+			  const void *msg, size_t len)
+{
+	uint32_t seq;
+	uint8_t ack[ACK_LEN] = { 0 };
+
+	cr_assert_geq(len, 12);
+	memcpy(&seq, (const uint8_t *)msg + 8, 4);
+	hdr_make(ack, P4W_ACK, ACK_LEN, seq + 1000);
+	cr_assert_eq(p4t_send(s->iface, conn, ack, sizeof(ack), NULL, 0,
+			      NULL), P4T_DONE);
+}
+
+static void expect_ack(const struct side *s, size_t n, uint32_t seq)
+{
+	long i = find_ev(s, UP_RECV, n);
+
+	cr_assert_geq(i, 0);
+	cr_expect_eq(s->ev[i].len, ACK_LEN);
+	cr_expect_eq(s->ev[i].seq, seq, "ACK %u, want %u", s->ev[i].seq, seq);
+}
+
+/* An ACK made while the next message is still coming in waits for it
+ * (one write for both, none of the sender's stream interrupted by a
+ * segment per message), but not longer than the hold time (here 20 ms,
+ * so a loaded machine does not decide; P4T_TCP_ACK_HOLD_NS by default). */
+TCP_TEST(acks_wait_for_the_message_coming_in)
+{
+	struct p4t_conn *x, *y;
+	struct p4t_tcp_stats st;
+	uint64_t t0;
+	int ret;
+
+	/* small socket buffers: the second message arrives in pieces */
+	p4t_tcp_set_sockbuf(sa.iface, 16384, 16384);
+	p4t_tcp_set_sockbuf(sb.iface, 16384, 16384);
+	p4t_tcp_set_ack_hold(sb.iface, 20000000);
+	x = link_up(&sa, &sb, &y);
+	sb.on_recv = ack_from_recv;
+	st = stats_of(&sb);
+	cr_assert_eq(send_seq(&sa, x, 1, 100), P4T_DONE);
+	ret = send_msg(&sa, x, P4W_PUT, 2, 200000, true);
+	cr_assert_eq(ret, P4T_QUEUED, "200 KB do not fit the socket");
+	/* b reads message 1 and part of 2: the ACK of 1 waits */
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	(void)p4t_progress(sb.iface, 64);
+	cr_expect_eq(stats_of(&sb).writev_calls, st.writev_calls,
+		     "the ACK waits for message 2");
+	cr_expect_eq(stats_of(&sb).sendmsg_calls, st.sendmsg_calls);
+	/* a's side is not progressed: message 2 stalls, the ACK goes after
+	 * the hold time all the same */
+	t0 = now_ms();
+	while (stats_of(&sb).writev_calls == st.writev_calls &&
+	       now_ms() - t0 < 1000)
+		(void)p4t_progress(sb.iface, 64);
+	cr_expect_eq(stats_of(&sb).writev_calls, st.writev_calls + 1);
+	cr_expect(now_ms() - t0 >= 10 && now_ms() - t0 < 500, "held %llu ms",
+		  (unsigned long long)(now_ms() - t0));
+	cr_expect_eq(count(&sb, UP_RECV), 1, "message 2 is still coming");
+	PUMP_UNTIL(count(&sa, UP_RECV) == 2);
+	expect_ack(&sa, 0, 1001);
+	expect_ack(&sa, 1, 1002);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 1)], 2, 200000);
+	/* a window: eight ACKs for eight messages in fewer writes, the last
+	 * one at once (nothing follows it) */
+	st = stats_of(&sb);
+	for (ret = 3; ret < 11; ret++)
+		cr_assert_geq(send_msg(&sa, x, P4W_PUT, (uint32_t)ret, 50000,
+				       true), 0);
+	PUMP_UNTIL(count(&sa, UP_RECV) == 10);
+	for (ret = 3; ret < 11; ret++)
+		expect_ack(&sa, (size_t)ret - 1, (uint32_t)ret + 1000);
+	cr_expect_lt(stats_of(&sb).writev_calls - st.writev_calls, 8,
+		     "%llu writes for 8 ACKs",
+		     (unsigned long long)(stats_of(&sb).writev_calls -
+					  st.writev_calls));
+}
+
 /* A quiet link is not read until epoll says it has data: recv would take
  * the socket lock the delivering softirq needs, at every poll. */
 TCP_TEST(idle_link_is_left_to_epoll)
