@@ -6,9 +6,10 @@
 #
 # runs the full size: 1,000,000 eager + 10,000 rendezvous messages, a
 # 10 s sleep (takes minutes), with the default overflow pool. The scaled
-# down run (20,000 + 200, 1 s) uses a pool of 2 x 64 KiB per portal so it
-# overflows too. FLOOD_EAGER, FLOOD_RDZV and FLOOD_SLEEP
-# override the sizes. The receiver runs at FI_LOG_LEVEL=info so its log
+# down run (20,000 + 200, 1 s) uses a pool of 2 x 64 KiB per portal and a
+# header budget of 4,096 (FI_PORTALS_UNEXP_MAX) so it overflows both: the
+# sender is told to resend as rendezvous, then held (the test fails if it
+# never is). FLOOD_EAGER, FLOOD_RDZV and FLOOD_SLEEP override the sizes. The receiver runs at FI_LOG_LEVEL=info so its log
 # shows flow control engaging: the summary its endpoint logs at close
 # ("flow control: held senders N times, had them resend as rendezvous M
 # times"); the test fails if it never did.
@@ -34,6 +35,7 @@ else
 	# a small pool, so the scaled-down flood still overflows it
 	export FI_PORTALS_OFLOW_BUF_COUNT=${FI_PORTALS_OFLOW_BUF_COUNT:-2}
 	export FI_PORTALS_OFLOW_BUF_SIZE=${FI_PORTALS_OFLOW_BUF_SIZE:-65536}
+	export FI_PORTALS_UNEXP_MAX=${FI_PORTALS_UNEXP_MAX:-4096}
 	tmo=200
 fi
 
@@ -87,6 +89,10 @@ held=${fc% *} as_rdzv=${fc#* }
 echo "flood_fc held the sender $held times, had it resend as rendezvous" \
 	"$as_rdzv times (receiver log)"
 [ $((held + as_rdzv)) -ge 1 ] || fail "flow control never engaged"
+if [ -n "${FI_PORTALS_UNEXP_MAX:-}" ] &&
+   [ $((eager + rdzv)) -gt "$FI_PORTALS_UNEXP_MAX" ] && [ "$held" -lt 1 ]; then
+	fail "FI_PORTALS_UNEXP_MAX=$FI_PORTALS_UNEXP_MAX never held the sender"
+fi
 keep=0
 echo "PASS"
 exit 0

@@ -93,6 +93,7 @@ struct p4f_params {
 	size_t inject_size;
 	size_t oflow_buf_size;
 	size_t oflow_buf_count;
+	size_t unexp_max;	/* unexpected headers kept per endpoint */
 	size_t peer_timeout_ms;
 	int progress_thread;
 	char *transport;	/* auto (default), tcp, verbs, loop */

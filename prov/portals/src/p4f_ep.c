@@ -93,6 +93,7 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 	attr.desired.max_ops = (uint32_t)P4U_MIN(ep->tx_size + ep->rx_size +
 						 P4F_ACK_SLACK, 1u << 20);
 	attr.desired.max_volatile_size = ep->inject_size;
+	attr.desired.max_unexpected_headers = (uint32_t)p4f_params.unexp_max;
 	p4u_lock_acquire(&domain->lock);
 	ret = p4e_ni_create(domain->edom, &attr, &ni);
 	if (!ret) {

@@ -21,6 +21,7 @@
 #define P4F_DEF_RX_SIZE		65536
 #define P4F_DEF_OFLOW_BUF_SIZE	(256 << 10)
 #define P4F_DEF_OFLOW_BUF_COUNT	16
+#define P4F_DEF_UNEXP_MAX	65536
 #define P4F_DEF_PEER_TIMEOUT	30000
 
 struct p4f_params p4f_params = {
@@ -33,6 +34,7 @@ struct p4f_params p4f_params = {
 	.rx_size = P4F_DEF_RX_SIZE,
 	.oflow_buf_size = P4F_DEF_OFLOW_BUF_SIZE,
 	.oflow_buf_count = P4F_DEF_OFLOW_BUF_COUNT,
+	.unexp_max = P4F_DEF_UNEXP_MAX,
 	.peer_timeout_ms = P4F_DEF_PEER_TIMEOUT,
 	.ack_delay_us = P4F_DEF_ACK_DELAY_US,
 };
@@ -83,6 +85,11 @@ static const struct p4u_param p4f_param_table[] = {
 	  "Overflow buffers per receive portal (tagged and untagged each); "
 	  "beyond them flow control holds senders",
 	  { .size = P4F_DEF_OFLOW_BUF_COUNT }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
+	{ "unexp_max", P4U_PARAM_SIZE,
+	  "Unexpected message headers an endpoint keeps; beyond them flow "
+	  "control holds the sender that sent more until receives consume "
+	  "some",
+	  { .size = P4F_DEF_UNEXP_MAX }, &p4f_params.unexp_max, 1024, 1 << 24 },
 	{ "peer_timeout", P4U_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
 	  { .size = P4F_DEF_PEER_TIMEOUT }, &p4f_params.peer_timeout_ms, 100, 3600000 },

@@ -469,6 +469,7 @@ TCP_TEST(acks_wait_for_the_message_coming_in)
 	p4t_tcp_set_sockbuf(sa.iface, 16384, 16384);
 	p4t_tcp_set_sockbuf(sb.iface, 16384, 16384);
 	p4t_tcp_set_ack_hold(sb.iface, 20000000);
+	sa.free_on_done = true;		/* payloads queued by reference */
 	x = link_up(&sa, &sb, &y);
 	sb.on_recv = ack_from_recv;
 	st = stats_of(&sb);
