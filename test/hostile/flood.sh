@@ -9,8 +9,9 @@
 # down run (20,000 + 200, 1 s) uses a pool of 2 x 64 KiB per portal and a
 # header budget of 4,096 (FI_PORTALS_UNEXP_MAX) so it overflows both: the
 # sender is told to resend as rendezvous, then held (the test fails if it
-# never is). FLOOD_EAGER, FLOOD_RDZV and FLOOD_SLEEP override the sizes. The receiver runs at FI_LOG_LEVEL=info so its log
-# shows flow control engaging: the summary its endpoint logs at close
+# never is). FLOOD_EAGER, FLOOD_RDZV and FLOOD_SLEEP override the sizes.
+# The receiver runs at FI_LOG_LEVEL=info so its log shows flow control
+# engaging: the summary its endpoint logs at close
 # ("flow control: held senders N times, had them resend as rendezvous M
 # times"); the test fails if it never did.
 #
