@@ -18,6 +18,11 @@
 # libportals-fi.so (e.g. <builddir>/.libs) unless the provider is
 # installed where libfabric looks; FT_PROV overrides the provider name.
 #
+# A case of kind "xfail" is a pair that fails by a defect of fabtests
+# itself, reproduced with libfabric's own sockets provider and explained
+# in docs/fabtests.md: its failure prints XFAIL, a pass FAIL(xpass) (the
+# provider's behaviour changed: look again).
+#
 # Server/client pairs use -B/-P with ports picked per case, so several
 # runs (or other fabtests) can share the machine. Exit status 61
 # (FI_ENODATA: the provider does not offer what the test asks for) or
@@ -94,6 +99,27 @@ pair fi_multi_ep -e rdm -v -c sread
 pair fi_av_xfer -e rdm
 pair fi_poll -t queue
 pair fi_poll -t counter
+pair fi_rma_bw -e rdm -o write -I 5
+pair fi_rma_bw -e rdm -o write -I 5 -U
+pair fi_rma_bw -e rdm -o read -I 5
+pair fi_rma_bw -e rdm -o read -I 5 -U
+pair fi_rma_bw -e rdm -o writedata -I 5
+pair fi_rma_bw -e rdm -o writedata -I 5 -U
+pair fi_rma_bw -e rdm -o write -I 10 -S all -v
+pair fi_rma_bw -e rdm -o read -I 10 -S all -v
+pair fi_rdm_atomic -I 5 -o all
+pair fi_rdm_atomic -I 5 -o all -U
+pair fi_rdm_rma_event
+pair fi_rdm_rma_trigger
+pair fi_rdm_deferred_wq
+pair fi_rdm_deferred_wq -a
+pair fi_rdm_deferred_wq -T msg
+pair fi_rdm_deferred_wq -T tagged
+pair fi_rdm_deferred_wq -T rma
+pair fi_rdm_deferred_wq -T atomic
+pair fi_rdm_deferred_wq -T f_atomic
+xfail fi_rdm_deferred_wq -T c_atomic
+pair fi_multi_mr -e rdm -V
 '
 
 list=0
@@ -177,6 +203,7 @@ reason() {
 npass=0
 nfail=0
 nskip=0
+nxfail=0
 n=0
 start=$(date +%s)
 printf '%-14s %6s  %s\n' result secs command
@@ -228,10 +255,17 @@ while read -r kind cmd; do
 		fi
 		res=$(verdict $rc)
 	fi
+	if [ "$kind" = xfail ]; then
+		case $res in
+		PASS) res="FAIL(xpass)" ;;
+		FAIL*) res=XFAIL ;;
+		esac
+	fi
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	case $res in
 	PASS) npass=$((npass + 1)); why="" ;;
 	SKIP) nskip=$((nskip + 1)); why=" -- $(reason "$base".*log)" ;;
+	XFAIL) nxfail=$((nxfail + 1)); why=" -- $(reason "$base".*log)" ;;
 	*) nfail=$((nfail + 1)); why=" -- $(reason "$base".*log)" ;;
 	esac
 	printf '%-14s %6s  %s%s\n' "$res" "$((ms / 1000)).$((ms % 1000 / 100))" \
@@ -239,7 +273,8 @@ while read -r kind cmd; do
 done <<EOF
 $FT_CASES
 EOF
-echo "run-fabtests.sh: $npass passed, $nfail failed, $nskip skipped in" \
+echo "run-fabtests.sh: $npass passed, $nfail failed, $nskip skipped," \
+	"$nxfail failed as expected in" \
 	"$(( $(date +%s) - start )) s (provider $prov)"
 
 qrc=0
