@@ -65,8 +65,9 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.copy_size = P4U_MAX(2 * ep->inject_size,
 				     P4U_MIN(p4f_params.eager_size,
 					     P4F_COPY_SIZE_MAX)),
-		/* manual progress: sends posted between two progress calls
-		 * leave in one writev at the next (every wait progresses) */
+		/* manual progress: the first send to a peer after a progress
+		 * call goes at once, those posted after it leave in one
+		 * writev at the next call (every wait progresses) */
 		.batch_sends = !domain->progress,
 		.rma_chunk = p4f_params.rdzv_chunk,
 		.rma_offer = p4f_params.rdzv_offer,

@@ -478,7 +478,9 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	int done;
 
-	/* what was sent since the last call leaves first, together */
+	/* what was sent since the last call leaves first, together; the
+	 * next request on each link goes at once again */
+	iface->epoch++;
 	p4t_tcp_corked_flush(iface, false);
 	iface->in_progress = true;
 	done = p4t_tcp_events_run(iface, budget);
@@ -660,6 +662,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
 	iface->ack_hold_ns = P4T_TCP_ACK_HOLD_NS;
 	iface->batch = cfg->batch_sends;
+	iface->epoch = 1;	/* a new link's req_epoch 0: its first goes */
 	p4u_list_init(&iface->corked);
 	p4u_list_init(&iface->conns);
 	p4u_list_init(&iface->established);

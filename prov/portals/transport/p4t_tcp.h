@@ -31,14 +31,14 @@
  * (coalescing, up to IOV_MAX iovecs). Batching: what is sent from inside
  * a progress call (upcalls: acks, pull requests, replies) up to
  * 32 KiB is queued and written together when the call ends; with
- * cfg.batch_sends, requests sent between progress calls wait for the
- * next one (both copied up to P4T_TCP_MAX_INLINE + headers, referenced
- * above). Sequenced requests get -FI_EAGAIN
- * while the link has more than the queue limit (P4T_TCP_QUEUE_LIMIT)
- * queued; responses and control messages are never refused. Messages
- * above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE (attr.max_msg);
- * those above the staging buffer (P4T_TCP_STAGE) are received into a
- * buffer of their own.
+ * cfg.batch_sends, requests sent between progress calls after the
+ * link's first one wait for the next call (both copied up to
+ * P4T_TCP_MAX_INLINE + headers, referenced above). Sequenced requests
+ * get -FI_EAGAIN while the link has more than the queue limit
+ * (P4T_TCP_QUEUE_LIMIT) queued; responses and control messages are never
+ * refused. Messages above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE
+ * (attr.max_msg); those above the staging buffer (P4T_TCP_STAGE) are
+ * received into a buffer of their own.
  *
  * Receiving: one recv into a per-link staging buffer, every whole message
  * handed to the recv upcall in place. PULL_DATA / PUSH_DATA payloads land

@@ -510,21 +510,42 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
  * in one writev, instead of a sendmsg of its own. Inside a progress
  * call that is any such message (acknowledgements, pull requests,
  * replies: what the messages of one read produce leaves together when
- * the call ends). Between progress calls (cfg batch_sends) it is
- * requests: the next progress call writes them, so a window of sends
- * costs one system call, not one each. Larger payloads go at once.
+ * the call ends). Between progress calls (cfg batch_sends) it is the
+ * requests after the first: the first request on a link since the last
+ * progress call is written at once, so a process that sends one message
+ * and then waits for its peer elsewhere (the last reply of a ping-pong,
+ * then a control socket) never holds it back; the ones that follow it
+ * before the next progress call leave together at that call, so a
+ * window of sends costs two system calls, not one each. Larger payloads
+ * go at once.
  */
-static bool p4t_tcp_batched(const struct p4t_tcp_conn *conn, const void *hdr,
+/* A request sent between progress calls: batched unless it is the
+ * link's first since the last call (which goes at once). */
+static bool p4t_tcp_batch_req(struct p4t_tcp_conn *conn, const void *hdr)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+
+	if (!iface->batch || !p4w_type_is_seq(((const uint8_t *)hdr)[1]))
+		return false;
+	if (conn->req_epoch == iface->epoch)
+		return true;
+	conn->req_epoch = iface->epoch;
+	return false;
+}
+
+static bool p4t_tcp_batched(struct p4t_tcp_conn *conn, const void *hdr,
 			    size_t len, const void *op_ctx)
 {
-	const struct p4t_tcp_iface *iface = conn->iface;
+	struct p4t_tcp_iface *iface = conn->iface;
 
 	/* a pooled copy (no malloc), or by reference if the caller waits */
-	return conn->state == P4T_TCP_CONN_ESTABLISHED &&
-	       (len <= P4T_TCP_BUF_SIZE ||
-		(op_ctx && len <= P4T_TCP_BATCH_REF_MAX)) &&
-	       (iface->in_progress ||
-		(iface->batch && p4w_type_is_seq(((const uint8_t *)hdr)[1])));
+	if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
+	    (len > P4T_TCP_BUF_SIZE &&
+	     (!op_ctx || len > P4T_TCP_BATCH_REF_MAX)))
+		return false;
+	if (iface->in_progress)
+		return true;
+	return p4t_tcp_batch_req(conn, hdr);
 }
 
 static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
@@ -741,14 +762,15 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	iface->stats.bytes_sent += msg_len;
 	iface->stats.offers_sent++;
 	/*
-	 * Batching (between progress calls with cfg.batch_sends, or inside
-	 * one): the offer waits on the queue, by reference, for the call's
-	 * end, so a window of them leaves in a few large writes; rendezvous
-	 * data moves only in progress anyway. One large write per window
-	 * moves loopback data about twice as fast as one per message.
+	 * Batching (inside a progress call, or between calls with
+	 * cfg.batch_sends after the link's first request): the offer waits
+	 * on the queue, by reference, for the call's end, so a window of
+	 * them leaves in a few large writes; rendezvous data moves only in
+	 * progress anyway. One large write per window moves loopback data
+	 * about twice as fast as one per message.
 	 */
 	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
-	    (iface->in_progress || iface->batch)) {
+	    (iface->in_progress || p4t_tcp_batch_req(conn, hdr))) {
 		ret = p4t_tcp_send_queue(conn, head, head_len, v, n, 0, total,
 					 op_ctx);
 		if (ret >= 0)

@@ -242,6 +242,7 @@ struct p4t_tcp_conn {
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
 	size_t txq_bytes;
 	uint64_t ack_hold_ns;		/* when its acks began to wait, or 0 */
+	unsigned req_epoch;		/* iface epoch of its last unbatched request */
 	size_t nstreams;		/* stream txs on txq */
 	struct p4u_list pulls;		/* our pulls waiting for data */
 	struct p4t_tcp_rx rx;
@@ -324,6 +325,7 @@ struct p4t_tcp_iface {
 	uint64_t ack_hold_ns;		/* P4T_TCP_ACK_HOLD_NS (tests: other) */
 	int sndbuf, rcvbuf;		/* test hook; 0 = kernel default */
 	unsigned tick;
+	unsigned epoch;			/* progress calls (from 1) */
 	bool signaled;			/* efd holds a count */
 	bool timer_armed;
 	bool closing;

@@ -320,9 +320,9 @@ TCP_TEST(coalescing_small_sends)
 	cr_expect_eq(stats_of(&sa).queued_copy, st.queued_copy);
 }
 
-/* batch_sends: requests sent between progress calls leave together at
- * the next one (or at iface_close), in order; what an upcall or a
- * response sends is not held. */
+/* batch_sends: the first request on a link since the last progress call
+ * is written at once; those sent after it, before the next call, leave
+ * together at that call (or at iface_close), in order. */
 TCP_TEST(batched_sends_leave_at_the_next_progress)
 {
 	struct p4t_iface_config cfg = { .batch_sends = true };
@@ -338,19 +338,52 @@ TCP_TEST(batched_sends_leave_at_the_next_progress)
 	st = stats_of(&sa);
 	for (i = 1; i <= 64; i++)
 		cr_assert_eq(send_seq(&sa, x, i, 8 * i), P4T_DONE);
-	cr_expect_eq(stats_of(&sa).sendmsg_calls + stats_of(&sa).writev_calls,
-		     st.sendmsg_calls + st.writev_calls, "nothing written yet");
+	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1,
+		     "the first written at once");
+	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls,
+		     "the others not yet");
 	PUMP_UNTIL(count(&sb, UP_RECV) == 65);
-	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls);
+	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1);
 	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1,
-		     "64 messages, one writev");
+		     "63 messages, one writev");
 	for (i = 1; i <= 64; i++)
 		expect_msg(&sb.ev[1 + i], i, 8 * i);
 	/* a batch the caller never progressed still leaves at close */
 	cr_assert_eq(send_seq(&sa, x, 100, 8), P4T_DONE);
+	cr_assert_eq(send_seq(&sa, x, 101, 8), P4T_DONE);
 	side_close(&sa);
-	PUMP_UNTIL(count(&sb, UP_RECV) == 66);
-	expect_msg(&sb.ev[sb.nev - 1 - count(&sb, UP_CONN_FAILED)], 100, 8);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 67);
+	expect_msg(&sb.ev[sb.nev - 2 - count(&sb, UP_CONN_FAILED)], 100, 8);
+	expect_msg(&sb.ev[sb.nev - 1 - count(&sb, UP_CONN_FAILED)], 101, 8);
+}
+
+/*
+ * A request sent after the sender's last progress call reaches the peer
+ * although the sender never calls again (a ping-pong's last reply, after
+ * which the process waits for its peer on another channel: Debian's
+ * fi_pingpong hung there when every such request waited for the next
+ * progress call).
+ */
+TCP_TEST(a_request_after_the_last_progress_call_is_not_held)
+{
+	struct p4t_iface_config cfg = { .batch_sends = true };
+	struct p4t_conn *x;
+	uint64_t t0;
+
+	side_close(&sa);
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
+	cr_assert_eq(send_seq(&sa, x, 1, 8), P4T_DONE);
+	/* only the receiver progresses from here */
+	t0 = now_ms();
+	while (count(&sb, UP_RECV) < 2) {
+		p4t_progress(sb.iface, 16);
+		cr_assert_lt(now_ms() - t0, 2000,
+			     "the request waits for the sender's next call");
+	}
+	expect_msg(&sb.ev[2], 1, 8);
 }
 
 /* Larger batched requests are queued by reference (the caller waits for
@@ -369,6 +402,8 @@ TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
 	x = conn_to(&sa, &sb);
 	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
+	/* the first request since the last progress call goes at once */
+	cr_assert_eq(send_seq(&sa, x, 100, 8), P4T_DONE);
 	st = stats_of(&sa);
 	for (i = 1; i <= 6; i++)
 		cr_assert_eq(send_msg(&sa, x, P4W_PUT, i, 8192, true),
@@ -376,12 +411,13 @@ TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
 	cr_expect_eq(count(&sa, UP_SEND_DONE), 0);
 	cr_expect_eq(stats_of(&sa).sendmsg_calls + stats_of(&sa).writev_calls,
 		     st.sendmsg_calls + st.writev_calls, "nothing written yet");
-	PUMP_UNTIL(count(&sb, UP_RECV) == 7 && count(&sa, UP_SEND_DONE) == 6);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 8 && count(&sa, UP_SEND_DONE) == 6);
 	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1,
 		     "six 8 KiB requests, one writev");
 	cr_expect_eq(stats_of(&sa).queued_ref, st.queued_ref + 6);
+	expect_msg(&sb.ev[2], 100, 8);
 	for (i = 1; i <= 6; i++) {
-		expect_msg(&sb.ev[1 + i], i, 8192);
+		expect_msg(&sb.ev[2 + i], i, 8192);
 		cr_expect_eq(sa.ev[find_ev(&sa, UP_SEND_DONE, i - 1)].status,
 			     0);
 	}
@@ -390,8 +426,8 @@ TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
 	ret = send_msg(&sa, x, P4W_PUT, 7, 65536, true);
 	cr_expect(ret == P4T_DONE || ret == P4T_QUEUED);
 	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1);
-	PUMP_UNTIL(count(&sb, UP_RECV) == 8);
-	expect_msg(&sb.ev[8], 7, 65536);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 9);
+	expect_msg(&sb.ev[9], 7, 65536);
 }
 
 /* Each message b receives is answered from its recv upcall. */
