@@ -503,6 +503,20 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
 	return p4t_tcp_errno_status(errno);
 }
 
+/* A request sent between progress calls: batched unless it is the
+ * link's first since the last call (which goes at once). */
+static bool p4t_tcp_batch_req(struct p4t_tcp_conn *conn, const void *hdr)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+
+	if (!iface->batch || !p4w_type_is_seq(((const uint8_t *)hdr)[1]))
+		return false;
+	if (conn->req_epoch == iface->epoch)
+		return true;
+	conn->req_epoch = iface->epoch;
+	return false;
+}
+
 /*
  * Batching: a message up to P4T_TCP_BATCH_REF_MAX goes onto the link's
  * queue (copied if small, else by reference when the caller waits for
@@ -519,33 +533,15 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
  * window of sends costs two system calls, not one each. Larger payloads
  * go at once.
  */
-/* A request sent between progress calls: batched unless it is the
- * link's first since the last call (which goes at once). */
-static bool p4t_tcp_batch_req(struct p4t_tcp_conn *conn, const void *hdr)
-{
-	struct p4t_tcp_iface *iface = conn->iface;
-
-	if (!iface->batch || !p4w_type_is_seq(((const uint8_t *)hdr)[1]))
-		return false;
-	if (conn->req_epoch == iface->epoch)
-		return true;
-	conn->req_epoch = iface->epoch;
-	return false;
-}
-
 static bool p4t_tcp_batched(struct p4t_tcp_conn *conn, const void *hdr,
 			    size_t len, const void *op_ctx)
 {
-	struct p4t_tcp_iface *iface = conn->iface;
-
 	/* a pooled copy (no malloc), or by reference if the caller waits */
 	if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
 	    (len > P4T_TCP_BUF_SIZE &&
 	     (!op_ctx || len > P4T_TCP_BATCH_REF_MAX)))
 		return false;
-	if (iface->in_progress)
-		return true;
-	return p4t_tcp_batch_req(conn, hdr);
+	return conn->iface->in_progress || p4t_tcp_batch_req(conn, hdr);
 }
 
 static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
