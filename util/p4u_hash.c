@@ -9,8 +9,6 @@
 
 #include "p4u_hash.h"
 
-#define P4U_HASH_MIN_BUCKETS 16
-
 static struct p4u_list *p4u_hash_buckets_alloc(size_t n)
 {
 	struct p4u_list *buckets;

@@ -16,6 +16,9 @@
 
 #include "p4u_list.h"
 
+/* No table has fewer buckets (p4u_hash_init rounds up to it). */
+#define P4U_HASH_MIN_BUCKETS	16
+
 struct p4u_hash_node {
 	struct p4u_list link;
 	uint64_t hash;

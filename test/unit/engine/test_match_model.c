@@ -274,6 +274,62 @@ Test(match, ompi_pattern_examines_constant)
 	cr_assert_leq(mlist.examined - before, 2);
 }
 
+/*
+ * A run of consecutive tags (one source, one mask) takes one aligned
+ * block of buckets, one bucket per tag: in a large list, receives matched
+ * in tag order then read their buckets sequentially rather than missing
+ * the cache on every lookup. Each entry is alone in its bucket here, so
+ * its prev link is the bucket head, whose address gives the bucket.
+ */
+Test(match, tag_run_takes_consecutive_buckets)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0, head;
+	unsigned i, j;
+
+	for (i = 0; i < 16; i++)
+		ent_append(i, ompi_bits(0x1230 + i, 7), OMPI_SYNC, 7);
+	for (i = 0; i < 16; i++) {
+		head = (uintptr_t)ents[i].m.hnode.link.prev;
+		cr_assert_eq(((struct p4u_list *)head)->next,
+			     &ents[i].m.hnode.link,
+			     "tag %#x shares its bucket", 0x1230 + i);
+		for (j = 0; j < i; j++)
+			cr_assert_neq((uintptr_t)ents[j].m.hnode.link.prev,
+				      head);
+		lo = P4U_MIN(lo, head);
+		hi = P4U_MAX(hi, head);
+	}
+	cr_assert_eq(hi - lo, 15 * sizeof(struct p4u_list),
+		     "the run spans %zu bytes of buckets", (size_t)(hi - lo));
+	for (i = 16; i-- > 0;) {
+		mlist.examined = 0;
+		cr_assert_eq(mmatch(ompi_bits(0x1230 + i, 7), 7), &ents[i]);
+		cr_assert_eq(mlist.examined, 1);
+		ent_remove(&ents[i]);
+	}
+}
+
+/*
+ * The other side of that rule: keys that differ above the run (a stride
+ * of 16 tags) are spread as by a full mix, even in a small table. Were
+ * more low bits kept, tags 0, 16, 32, ... would share a bucket there.
+ */
+Test(match, tag_stride_spreads_in_small_table)
+{
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		ent_append(i, ompi_bits(16 * i, 7), OMPI_SYNC, 7);
+	mlist.examined = 0;
+	for (i = 16; i-- > 0;) {
+		cr_assert_eq(mmatch(ompi_bits(16 * i, 7), 7), &ents[i]);
+		ent_remove(&ents[i]);
+	}
+	cr_log_info("stride 16: %llu examined for 16 lookups",
+		    (unsigned long long)mlist.examined);
+	cr_assert_leq(mlist.examined, 24);
+}
+
 Test(match, uindex_ompi_pattern_examines_constant)
 {
 	uint64_t before, most = 0;
