@@ -30,7 +30,8 @@
  * Time is the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so other
  * processes on a shared machine do not count (their cache pollution
  * does); wall-clock rates are reported as well. Each cell is the median
- * of P4E_EBENCH_RUNS runs of at least P4E_EBENCH_PER_RUN messages.
+ * of P4E_EBENCH_RUNS runs of at least P4E_EBENCH_PER_RUN messages; the
+ * sizes of a row take their runs in turn (see struct p4e_ebench_cell).
  *
  * Usage: eng_bench (the Markdown tables), or eng_bench posted|unexpected
  * PATTERN N for one case (profiling, e.g. under valgrind --tool=callgrind).
@@ -470,67 +471,139 @@ static int p4e_ebench_unexp_round(struct p4e_ebench *b,
 
 /* ---- runs ---------------------------------------------------------------- */
 
-static int p4e_ebench_run(bool unexp, enum p4e_ebench_pat pat, size_t n,
-			  struct p4e_ebench_result *res)
-{
-	struct p4e_ebench_case c = { .pat = pat, .n = n };
-	double cpu_rates[P4E_EBENCH_RUNS], wall_rates[P4E_EBENCH_RUNS];
-	double cpu, wall, cpu_sum, wall_sum;
+/*
+ * One cell of a table: a pattern at one size, with its own NIs. The sizes
+ * of a row are open together and take their runs in turn (run r of every
+ * size before run r + 1 of any), so a change in the machine's speed
+ * during the row (a shared VM's is large) falls on every size alike
+ * instead of on whichever ran last: the ratios stay comparable.
+ */
+struct p4e_ebench_cell {
 	struct p4e_ebench b;
-	size_t rounds, r, run, msgs;
+	struct p4e_ebench_case c;
+	bool unexp;
+	size_t rounds, msgs;
+	double cpu_rates[P4E_EBENCH_RUNS];
+	double wall_rates[P4E_EBENCH_RUNS];
+	int ret;
+};
+
+static int p4e_ebench_round(struct p4e_ebench_cell *cell, double *cpu_p,
+			    double *wall_p)
+{
+	return cell->unexp ?
+	       p4e_ebench_unexp_round(&cell->b, &cell->c, cpu_p, wall_p) :
+	       p4e_ebench_post_round(&cell->b, &cell->c, cpu_p, wall_p);
+}
+
+static void p4e_ebench_cell_fini(struct p4e_ebench_cell *cell)
+{
+	p4e_ebench_close(&cell->b);
+	free(cell->c.wild);
+	free(cell->b.oflow_buf);
+	free(cell->b.oflow);
+	free(cell->b.expect_bits);
+	free(cell->b.expect);
+}
+
+/* Allocate, open and warm up (pools, tables and mask indexes grow once).
+ * On failure too, p4e_ebench_cell_result() closes the cell. */
+static int p4e_ebench_cell_init(struct p4e_ebench_cell *cell, bool unexp,
+				enum p4e_ebench_pat pat, size_t n)
+{
+	struct p4e_ebench *b = &cell->b;
+	double cpu, wall;
 	int ret;
 
-	memset(&b, 0, sizeof(b));
-	memset(res, 0, sizeof(*res));
-	c.nlists = n < P4E_EBENCH_BATCH ? P4E_EBENCH_BATCH / n : 1;
-	msgs = c.nlists * n;
-	rounds = (P4E_EBENCH_PER_RUN + msgs - 1) / msgs;
-	b.expect = calloc(msgs, sizeof(*b.expect));
-	b.expect_bits = calloc(msgs, sizeof(*b.expect_bits));
-	b.oflow = calloc(c.nlists, sizeof(*b.oflow));
-	b.oflow_buf = calloc(msgs, P4E_EBENCH_LEN);
+	memset(cell, 0, sizeof(*cell));
+	cell->unexp = unexp;
+	cell->c.pat = pat;
+	cell->c.n = n;
+	cell->c.nlists = n < P4E_EBENCH_BATCH ? P4E_EBENCH_BATCH / n : 1;
+	cell->msgs = cell->c.nlists * n;
+	cell->rounds = (P4E_EBENCH_PER_RUN + cell->msgs - 1) / cell->msgs;
+	b->expect = calloc(cell->msgs, sizeof(*b->expect));
+	b->expect_bits = calloc(cell->msgs, sizeof(*b->expect_bits));
+	b->oflow = calloc(cell->c.nlists, sizeof(*b->oflow));
+	b->oflow_buf = calloc(cell->msgs, P4E_EBENCH_LEN);
 	if (pat == P4E_EBENCH_BEHIND)
-		c.wild = calloc(c.nlists * P4E_EBENCH_NWILD, sizeof(*c.wild));
+		cell->c.wild = calloc(cell->c.nlists * P4E_EBENCH_NWILD,
+				      sizeof(*cell->c.wild));
 	ret = -FI_ENOMEM;
-	if (!b.expect || !b.expect_bits || !b.oflow || !b.oflow_buf ||
-	    (pat == P4E_EBENCH_BEHIND && !c.wild))
-		goto out;
-	ret = p4e_ebench_open(&b);
-	if (ret)
-		goto out_close;
-	/* warm-up: pools, tables and mask indexes grow once */
-	ret = unexp ? p4e_ebench_unexp_round(&b, &c, &cpu, &wall) :
-		      p4e_ebench_post_round(&b, &c, &cpu, &wall);
-	for (run = 0; !ret && run < P4E_EBENCH_RUNS; run++) {
-		cpu_sum = wall_sum = 0;
-		for (r = 0; !ret && r < rounds; r++) {
-			ret = unexp ?
-			      p4e_ebench_unexp_round(&b, &c, &cpu, &wall) :
-			      p4e_ebench_post_round(&b, &c, &cpu, &wall);
-			cpu_sum += cpu;
-			wall_sum += wall;
-		}
-		cpu_rates[run] = (double)(msgs * rounds) / cpu_sum;
-		wall_rates[run] = (double)(msgs * rounds) / wall_sum;
+	if (b->expect && b->expect_bits && b->oflow && b->oflow_buf &&
+	    (pat != P4E_EBENCH_BEHIND || cell->c.wild))
+		ret = p4e_ebench_open(b);
+	if (!ret)
+		ret = p4e_ebench_round(cell, &cpu, &wall);
+	cell->ret = ret;
+	return ret;
+}
+
+static void p4e_ebench_cell_run(struct p4e_ebench_cell *cell, size_t run)
+{
+	double cpu, wall, cpu_sum = 0, wall_sum = 0;
+	size_t r;
+
+	for (r = 0; !cell->ret && r < cell->rounds; r++) {
+		cell->ret = p4e_ebench_round(cell, &cpu, &wall);
+		cpu_sum += cpu;
+		wall_sum += wall;
 	}
+	cell->cpu_rates[run] = (double)(cell->msgs * cell->rounds) / cpu_sum;
+	cell->wall_rates[run] = (double)(cell->msgs * cell->rounds) /
+				wall_sum;
+}
+
+/* Medians into res, then close; returns the cell's error. */
+static int p4e_ebench_cell_result(struct p4e_ebench_cell *cell,
+				  struct p4e_ebench_result *res)
+{
+	int ret = cell->ret;
+
+	memset(res, 0, sizeof(*res));
 	if (!ret) {
-		res->cpu_rate = p4e_ebench_median(cpu_rates, P4E_EBENCH_RUNS);
-		res->wall_rate = p4e_ebench_median(wall_rates,
+		res->cpu_rate = p4e_ebench_median(cell->cpu_rates,
+						  P4E_EBENCH_RUNS);
+		res->wall_rate = p4e_ebench_median(cell->wall_rates,
 						   P4E_EBENCH_RUNS);
 		res->valid = true;
 	}
-out_close:
-	p4e_ebench_close(&b);
-out:
-	free(c.wild);
-	free(b.oflow_buf);
-	free(b.oflow);
-	free(b.expect_bits);
-	free(b.expect);
-	if (ret)
-		fprintf(stderr, "eng_bench: %s %s, %zu: failed: %s\n",
-			unexp ? "unexpected" : "posted", p4e_ebench_names[pat],
-			n, fi_strerror(-ret));
+	p4e_ebench_cell_fini(cell);
+	return ret;
+}
+
+/* The cells of sizes[0..nsizes-1] (0: skipped), interleaved run by run. */
+static int p4e_ebench_cells(bool unexp, enum p4e_ebench_pat pat,
+			    const size_t *sizes, size_t nsizes,
+			    struct p4e_ebench_result *res)
+{
+	struct p4e_ebench_cell *cells;
+	size_t s, run;
+	int ret = 0, err;
+
+	cells = calloc(nsizes, sizeof(*cells));
+	if (!cells)
+		return -FI_ENOMEM;
+	for (s = 0; s < nsizes; s++)
+		if (sizes[s])
+			p4e_ebench_cell_init(&cells[s], unexp, pat, sizes[s]);
+	for (run = 0; run < P4E_EBENCH_RUNS; run++)
+		for (s = 0; s < nsizes; s++)
+			if (sizes[s] && !cells[s].ret)
+				p4e_ebench_cell_run(&cells[s], run);
+	for (s = 0; s < nsizes; s++) {
+		if (!sizes[s])
+			continue;
+		err = p4e_ebench_cell_result(&cells[s], &res[s]);
+		if (err) {
+			fprintf(stderr, "eng_bench: %s %s, %zu: failed: %s\n",
+				unexp ? "unexpected" : "posted",
+				p4e_ebench_names[pat], sizes[s],
+				fi_strerror(-err));
+			ret = err;
+		}
+	}
+	free(cells);
 	return ret;
 }
 
@@ -604,7 +677,8 @@ static int p4e_ebench_one(char **argv)
 
 	if (pat < 0 || pat >= P4E_EBENCH_NPATS || !n)
 		return EXIT_FAILURE;
-	ret = p4e_ebench_run(!strcmp(argv[1], "unexpected"), pat, n, &res);
+	ret = p4e_ebench_cells(!strcmp(argv[1], "unexpected"), pat, &n, 1,
+			       &res);
 	printf("%s %s, %zu: %.3f M/s cpu, %.3f M/s wall\n", argv[1],
 	       p4e_ebench_names[pat], n, res.cpu_rate / 1e6,
 	       res.wall_rate / 1e6);
@@ -615,6 +689,7 @@ int main(int argc, char **argv)
 {
 	static struct p4e_ebench_table t;
 	struct p4e_ebench_result *big, *one;
+	size_t sizes[P4E_EBENCH_NSIZES];
 	bool target_ok = true;
 	int u, pat, ret = 0;
 	size_t s;
@@ -626,13 +701,16 @@ int main(int argc, char **argv)
 	       "newest first. Unexpected: N messages, then\nN use-once "
 	       "UH_COPY receives, newest message first.\n");
 	fflush(stdout);
-	for (u = 0; u < 2; u++)
-		for (pat = 0; pat < P4E_EBENCH_NPATS; pat++)
+	for (u = 0; u < 2; u++) {
+		for (pat = 0; pat < P4E_EBENCH_NPATS; pat++) {
 			for (s = 0; s < P4E_EBENCH_NSIZES; s++)
-				if (!p4e_ebench_skip(u, pat, s))
-					ret |= p4e_ebench_run(
-						u, pat, p4e_ebench_sizes[s],
-						&t.r[u][pat][s]);
+				sizes[s] = p4e_ebench_skip(u, pat, s) ? 0 :
+					   p4e_ebench_sizes[s];
+			ret |= p4e_ebench_cells(u, pat, sizes,
+						P4E_EBENCH_NSIZES,
+						t.r[u][pat]);
+		}
+	}
 	p4e_ebench_table(&t, false);
 	p4e_ebench_table(&t, true);
 

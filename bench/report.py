@@ -372,6 +372,17 @@ def main():
     sys_table(out, vals)
     for test, title, unit, lower in TESTS:
         table(out, vals, na, test, title, unit, lower, [MAIN] + OTHERS)
+    engine = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])),
+                          "engine.txt")
+    if os.path.exists(engine):
+        out.append("## Engine micro-benchmarks (issue 3)\n")
+        out.append("The same `make bench`, before the suite above: "
+                   "`bench/match_bench` times the matching structures "
+                   "alone, `bench/eng_bench` the whole engine on its "
+                   "in-process loop transport (no sockets). Thread CPU "
+                   "time; the sizes of a row are run in turn.\n")
+        with open(engine) as fh:
+            out.append(fh.read())
     notes = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "notes.md")
     if os.path.exists(notes):
