@@ -9,18 +9,10 @@
 # make check sets FI_PROVIDER_PATH (the plug-in) and srcdir.
 set -u
 
-man=${srcdir:-$(dirname "$0")/../..}/man/fi_portals.7.md
-if ! command -v fi_info >/dev/null; then
-	echo "SKIP: no fi_info (libfabric-bin)"
-	exit 77
-fi
-# an ASan build of the plug-in cannot be loaded by the uninstrumented
-# fi_info (the sanitizer runtime must come first): the plain build checks
-plugin=${FI_PROVIDER_PATH:-}/libportals-fi.so
-if [ -f "$plugin" ] && ldd "$plugin" 2>/dev/null | grep -q 'libasan'; then
-	echo "SKIP: $plugin is a sanitizer build; fi_info cannot load it"
-	exit 77
-fi
+top=${srcdir:-$(dirname "$0")/../..}
+man=$top/man/fi_portals.7.md
+. "$top/test/lib/tool_guard.sh"
+p4_need_tool fi_info
 defined=$(fi_info -e 2>/dev/null | grep -a -o '^# FI_PORTALS_[A-Z0-9_]*' |
 	  sed 's/^# //' | sort)
 if [ -z "$defined" ]; then

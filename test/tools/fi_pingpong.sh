@@ -14,15 +14,8 @@
 # uninstrumented tool cannot load it; the plain build runs this).
 set -u
 
-if ! command -v fi_pingpong >/dev/null; then
-	echo "SKIP: no fi_pingpong (libfabric-bin)"
-	exit 77
-fi
-plugin=${FI_PROVIDER_PATH:-}/libportals-fi.so
-if [ -f "$plugin" ] && ldd "$plugin" 2>/dev/null | grep -q 'libasan'; then
-	echo "SKIP: $plugin is a sanitizer build; fi_pingpong cannot load it"
-	exit 77
-fi
+. "${srcdir:-$(dirname "$0")/../..}/test/lib/tool_guard.sh"
+p4_need_tool fi_pingpong
 
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/fi_pingpong.XXXXXX") || exit 2
 failed=0
