@@ -506,10 +506,11 @@ static void p4e_ebench_cell_fini(struct p4e_ebench_cell *cell)
 	free(cell->b.expect);
 }
 
-/* Allocate, open and warm up (pools, tables and mask indexes grow once).
- * On failure too, p4e_ebench_cell_result() closes the cell. */
-static int p4e_ebench_cell_init(struct p4e_ebench_cell *cell, bool unexp,
-				enum p4e_ebench_pat pat, size_t n)
+/* Allocate, open and warm up (pools, tables and mask indexes grow once);
+ * cell->ret says whether it worked. p4e_ebench_cell_result() closes the
+ * cell either way. */
+static void p4e_ebench_cell_init(struct p4e_ebench_cell *cell, bool unexp,
+				 enum p4e_ebench_pat pat, size_t n)
 {
 	struct p4e_ebench *b = &cell->b;
 	double cpu, wall;
@@ -536,7 +537,6 @@ static int p4e_ebench_cell_init(struct p4e_ebench_cell *cell, bool unexp,
 	if (!ret)
 		ret = p4e_ebench_round(cell, &cpu, &wall);
 	cell->ret = ret;
-	return ret;
 }
 
 static void p4e_ebench_cell_run(struct p4e_ebench_cell *cell, size_t run)

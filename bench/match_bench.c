@@ -288,9 +288,11 @@ static double p4e_bench_cell_round(struct p4e_bench_cell *cell)
 			     p4e_bench_ml_round(&cell->ml, cell->pat);
 }
 
-/* Allocate and warm up (which also builds the mask indexes, once). */
-static int p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
-			       enum p4e_bench_pat pat, size_t n)
+/* Allocate and warm up (which also builds the mask indexes, once);
+ * cell->ret says whether it worked. p4e_bench_cell_result() frees the
+ * cell either way. */
+static void p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
+				enum p4e_bench_pat pat, size_t n)
 {
 	size_t nlists = n < P4E_BENCH_BATCH ? P4E_BENCH_BATCH / n : 1, l;
 	struct p4e_bench_ml *ml = &cell->ml;
@@ -309,7 +311,7 @@ static int p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
 		ui->indexes = calloc(nlists, sizeof(*ui->indexes));
 		ui->hdrs = calloc(nlists * n, sizeof(*ui->hdrs));
 		if (!ui->indexes || !ui->hdrs)
-			return -1;
+			return;
 		for (l = 0; l < nlists; l++)
 			p4e_uindex_init(&ui->indexes[l], true);
 	} else {
@@ -319,12 +321,12 @@ static int p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
 		ml->lists = calloc(nlists, sizeof(*ml->lists));
 		ml->ents = calloc(nlists * ml->stride, sizeof(*ml->ents));
 		if (!ml->lists || !ml->ents)
-			return -1;
+			return;
 		for (l = 0; l < nlists; l++)
 			p4e_mlist_init(&ml->lists[l], true);
 	}
 	if (p4e_bench_cell_round(cell) < 0)
-		return -1;
+		return;
 	for (l = 0; l < nlists; l++) {
 		if (unexp)
 			ui->indexes[l].examined = 0;
@@ -332,7 +334,6 @@ static int p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
 			ml->lists[l].examined = 0;
 	}
 	cell->ret = 0;
-	return 0;
 }
 
 static void p4e_bench_cell_run(struct p4e_bench_cell *cell, size_t run)
@@ -342,8 +343,10 @@ static void p4e_bench_cell_run(struct p4e_bench_cell *cell, size_t run)
 
 	for (r = 0; !cell->ret && r < cell->rounds; r++) {
 		elapsed = p4e_bench_cell_round(cell);
-		if (elapsed < 0)
+		if (elapsed < 0) {
 			cell->ret = -1;
+			return;
+		}
 		secs += elapsed;
 	}
 	cell->rates[run] = (double)(cell->work * cell->rounds) / secs;
