@@ -61,7 +61,7 @@ struct p4e_mtable {
  * in tag order then walk their buckets sequentially instead of taking a
  * cache miss on every lookup (64k receives: 0.55 -> 0.9 of the 1-entry
  * rate). Nothing is given up for other keys: the low bits are XORed with
- * a value that is random for every other key, so two keys from different
+ * a value that differs at random from run to run, so two keys of different
  * runs share a bucket with probability 1 / buckets, as with a full mix,
  * and keys of one run never do, since a table has at least
  * P4U_HASH_MIN_BUCKETS = 2^RUN_BITS buckets. (More bits would let keys
