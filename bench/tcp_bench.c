@@ -270,6 +270,7 @@ static void tb_engine(double *lat, double *bw)
 #define TB_HL	72	/* a PUT header and body: what the framing needs */
 
 static struct p4t_iface *tb_tiface;
+static struct p4u_timerq tb_timers;
 static unsigned long tb_trecv;
 static int tb_tstop;
 
@@ -283,7 +284,8 @@ static int tb_t_recv(void *ctx, struct p4t_conn *conn, const void *msg,
 		tb_tstop = 1;
 	else if (ctx)		/* the server echoes */
 		(void)p4t_send(tb_tiface, conn, p, TB_HL, &(struct iovec){
-			       (void *)(p + TB_HL), len - TB_HL }, 1, NULL);
+			       (void *)(p + TB_HL), len - TB_HL }, 1, NULL,
+			       P4T_SEND_SEQ);
 	return 0;
 }
 
@@ -317,9 +319,10 @@ static void tb_t_open(int server)
 	struct sockaddr_in lo = { .sin_family = AF_INET };
 	struct p4t_iface_config cfg = {
 		.addr = &lo, .addrlen = sizeof(lo), .upcalls = &tb_t_upcalls,
-		.upcall_ctx = server ? &tb_tiface : NULL,
+		.upcall_ctx = server ? &tb_tiface : NULL, .timers = &tb_timers,
 	};
 
+	p4u_timerq_init(&tb_timers);
 	lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (p4t_tcp_ops.iface_open(&cfg, &tb_tiface))
 		tb_die("iface open");
@@ -333,7 +336,8 @@ static void tb_t_send(struct p4t_conn *conn, size_t len)
 	struct iovec iov = { tb_buf, len };
 
 	p4w_hdr_pack(hdr, &h);
-	if (p4t_send(tb_tiface, conn, hdr, TB_HL, &iov, 1, NULL) < 0)
+	if (p4t_send(tb_tiface, conn, hdr, TB_HL, &iov, 1, NULL,
+		     P4T_SEND_SEQ) < 0)
 		tb_die("send");
 }
 

@@ -348,7 +348,7 @@ static struct p4e_npeer *p4e_fz_npeer(struct p4e_ni *ni,
 	uint32_t i;
 
 	for (i = 0; i < dom->npeers; i++) {
-		pa = dom->peers[i];
+		pa = p4e_dom_peer(dom, i);
 		if (pa->addrlen == sizeof(*a) &&
 		    !memcmp(pa->addr, a, sizeof(*a)))
 			return i < ni->npeers_cap ? ni->npeers[i] : NULL;

@@ -1,22 +1,26 @@
 /*
  * p4e.h - the Portals 4 engine: its whole interface to the layers above.
  *
- * The engine implements Portals 4 semantics (../shared/reference/
- * portals4-semantics.md) on top of a transport (p4t.h). It knows nothing of
- * libfabric objects: the provider (prov/portals/src) and, later, a native
- * Portals API sit on top and translate.
+ * The engine implements Portals 4 semantics (docs/design.md §3-§7) on top
+ * of a transport (p4t.h). It knows nothing of libfabric objects: the
+ * provider (prov/portals/src) and the native Portals API (native/) sit on
+ * top and translate.
  *
  * Scopes: a domain (struct p4e_dom) owns what libfabric makes domain-wide:
  * counting events (CTs) with their triggered operations, and the peer
  * table (addresses <-> peer ids, so an AV can cache ids for every endpoint
  * of a domain). Each NI (one per libfabric endpoint) owns a portal table,
- * MEs/LEs, MDs, its transport instance and per-peer protocol state.
+ * MEs/LEs, MDs, its transport instance and per-peer protocol state. A
+ * worker (struct p4e_worker) owns the progress of the NIs attached to it.
  *
- * Threads: the engine takes no lock. Every call on a domain, its NIs and
- * their objects must be serialised by the caller (the provider's domain
- * lock); event sinks and CT notifications are called with that
- * serialisation still held and must not call back into the engine except
- * through the functions marked "safe from a sink".
+ * Threads (docs/design.md §8): every call on an NI and its objects (PTs,
+ * MDs, MEs, data movement, triggered operations posted on it) is made
+ * under the lock of the NI's worker (p4e_worker_lock), which debug
+ * builds assert; event sinks run under it and must not call back into
+ * the engine except where marked "safe from a sink". Domain calls (CTs,
+ * peers, triggered counter operations) take the domain's own lock inside
+ * and may be made from any thread; CT notify callbacks run under that
+ * lock and must not call into the engine.
  *
  * Handles (MDs, MEs, CTs, unexpected headers) are 64-bit index|generation
  * values; a stale handle is refused with -FI_EINVAL, never dereferenced.
@@ -37,6 +41,7 @@
 
 struct p4e_dom;
 struct p4e_ni;
+struct p4e_worker;
 
 #define P4E_HANDLE_NONE		0ULL	/* no MD / ME / CT */
 #define P4E_ID_ANY		UINT32_MAX	/* any initiator (match_id) */
@@ -132,26 +137,79 @@ void p4e_eq_ring_destroy(struct p4e_eq *eq);
 #define P4E_EQ_DROPPED 1
 int p4e_eq_ring_get(struct p4e_eq *eq, struct p4e_event *ev);
 
+/* ---- worker ---------------------------------------------------------- */
+
+/*
+ * A worker owns progress (docs/design.md §8): a lock, the NIs attached to
+ * it, one wait fd, the timer queue their transports and flow control arm
+ * deadlines on, and optionally a thread that progresses it.
+ */
+struct p4e_worker_attr {
+	/* a mutex guards it: any thread may lock it. Off: the caller
+	 * guarantees one thread at a time (locking is only bookkeeping). */
+	bool locked;
+	/* a progress thread (implies locked) that sleeps on the wait fd and
+	 * progresses whenever it turns readable or a deadline is due */
+	bool thread;
+	const char *name;	/* the thread's name (15 chars), or NULL */
+};
+
+int p4e_worker_create(const struct p4e_worker_attr *attr,
+		      struct p4e_worker **worker_p);
+/* Stops and joins the thread; -FI_EBUSY while NIs are attached. */
+int p4e_worker_destroy(struct p4e_worker *worker);
+void p4e_worker_lock(struct p4e_worker *worker);
+void p4e_worker_unlock(struct p4e_worker *worker);
+/* Debug builds: abort unless the calling thread holds it (locked) or
+ * somebody does (not locked). */
+void p4e_worker_assert_held(const struct p4e_worker *worker);
+/*
+ * Lock held: run the deadlines that are due, progress every NI (the
+ * transport, sends waiting for room, flow control, acknowledgements) and
+ * run the triggered operations that became due for them. Returns the
+ * work done (>= 0).
+ */
+int p4e_worker_progress(struct p4e_worker *worker, int budget);
+/*
+ * Lock held: run (only) the triggered operations that became due on the
+ * worker's NIs, e.g. right after a CT update made outside progress
+ * (PtlCTInc). Returns how many ran.
+ */
+int p4e_worker_run_triggered(struct p4e_worker *worker);
+/*
+ * An fd that turns readable when progress has work: data on a transport,
+ * a deadline due (once p4e_worker_prepare_sleep armed it), a kick. Lock
+ * held: before sleeping on it, call p4e_worker_prepare_sleep (it sends
+ * the acknowledgements held back and arms the deadline timer).
+ */
+int p4e_worker_wait_fd(struct p4e_worker *worker);
+void p4e_worker_prepare_sleep(struct p4e_worker *worker);
+/* Any thread, no lock: make the wait fd readable (wake sleepers). */
+void p4e_worker_kick(struct p4e_worker *worker);
+
 /* ---- domain ---------------------------------------------------------- */
 
 struct p4e_dom_attr {
 	uint32_t max_cts;
 	uint32_t max_triggered_ops;
 	uint32_t max_peers;
+	/* the domain lock is a mutex (several workers may use the domain
+	 * at once); off: one thread at a time */
+	bool locked;
+	/* NIs created without a worker share the domain's own, made with
+	 * this at the first such NI */
+	struct p4e_worker_attr worker;
 };
 
 int p4e_dom_create(const struct p4e_dom_attr *attr, struct p4e_dom **dom_p);
 /* -FI_EBUSY while NIs are open. */
 int p4e_dom_destroy(struct p4e_dom *dom);
-/* Progress every NI of the domain; returns the work done (>= 0). */
-int p4e_dom_progress(struct p4e_dom *dom, int budget);
 /*
- * [ext] Send every acknowledgement held back (ack_delay_ns) now: for a
- * caller about to sleep, after which no progress would send them.
+ * The domain's own worker (NULL until an NI without a worker of its own
+ * was created), and progress of it, taking and releasing its lock.
  */
-void p4e_dom_ack_all(struct p4e_dom *dom);
-/* [ext] Does the domain hold acknowledgements back (see ack_delay_ns)? */
-bool p4e_dom_ack_held(struct p4e_dom *dom);
+struct p4e_worker *p4e_dom_worker(struct p4e_dom *dom);
+int p4e_dom_progress(struct p4e_dom *dom, int budget);
 
 /* ---- counting events and triggered operations -------------------------- */
 
@@ -163,16 +221,22 @@ struct p4e_ct_event {
 int p4e_ct_alloc(struct p4e_dom *dom, uint64_t *ct_p);
 int p4e_ct_free(struct p4e_dom *dom, uint64_t ct);
 int p4e_ct_get(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event *ev);
-/* Set / increment; fires triggered operations that became due. */
+/* Set / increment; collects the triggered operations that became due. */
 int p4e_ct_set(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event ev);
 int p4e_ct_inc(struct p4e_dom *dom, uint64_t ct, struct p4e_ct_event inc);
-/* Discard the CT's pending triggered operations. */
+/* [ext] Set the success (failure: the failure) value alone, keeping the
+ * other, in one step (libfabric fi_cntr_set / fi_cntr_seterr). */
+int p4e_ct_set_one(struct p4e_dom *dom, uint64_t ct, uint64_t value,
+		   bool failure);
+/* Discard the CT's pending triggered operations (see p4e_trig_cancel). */
 int p4e_ct_cancel_triggered(struct p4e_dom *dom, uint64_t ct);
 /*
- * [ext] Called after every change of the CT's value (with the caller's
- * serialisation held), e.g. to wake a libfabric counter's waiters.
+ * [ext] Called after every change of the CT's value, with the new value,
+ * under the domain's lock (it must not call into the engine), e.g. to
+ * wake a libfabric counter's waiters.
  */
-typedef void (*p4e_ct_notify_func_t)(void *ctx, uint64_t ct);
+typedef void (*p4e_ct_notify_func_t)(void *ctx, uint64_t ct,
+				     const struct p4e_ct_event *val);
 int p4e_ct_set_notify(struct p4e_dom *dom, uint64_t ct,
 		      p4e_ct_notify_func_t fn, void *ctx);
 
@@ -242,17 +306,32 @@ struct p4e_ni_attr {
 	 */
 	size_t rma_offer;
 	bool no_offers;
-	/* [ext] p4t_iface_config.batch_sends: for callers that progress
-	 * before they sleep or wait for an answer (manual progress) */
+	/*
+	 * [ext] Requests posted between progress calls after the first one
+	 * to a peer may wait for the next progress call and leave together
+	 * (P4T_SEND_BATCH): for callers that progress before they sleep or
+	 * wait for an answer (manual progress).
+	 */
 	bool batch_sends;
+	/* the worker that progresses the NI; NULL: the domain's own */
+	struct p4e_worker *worker;
+	/*
+	 * [ext] Called, under the worker, for each triggered operation of
+	 * the NI discarded without running (CT freed, p4e_trig_cancel,
+	 * p4e_ct_cancel_triggered) with the user_ptr and user_flags it was
+	 * posted with. Not called at NI destroy. NULL: not told.
+	 */
+	void (*trig_dropped)(void *ctx, void *user_ptr, uint64_t user_flags);
+	void *trig_dropped_ctx;
 	uint64_t peer_timeout_ms;
 	/*
 	 * [ext] How long a target may keep acceptance to itself hoping to
 	 * piggyback it on a message going back, for requests whose initiator
 	 * does not wait for it (copied payloads: acceptance only frees the
 	 * initiator's copy). Requests it waits for (P4W_F_ACK_NOW), every
-	 * 16th request and p4e_dom_ack_all() are acknowledged at the end of
-	 * the progress call. 0: everything is.
+	 * 16th request and p4e_worker_prepare_sleep() are acknowledged at
+	 * the end of the progress call; the others at the latest when this
+	 * delay (a worker timer) expires. 0: everything is at once.
 	 */
 	uint64_t ack_delay_ns;
 	/*
@@ -273,9 +352,14 @@ int p4e_ni_destroy(struct p4e_ni *ni);
 void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits);
 int p4e_ni_status(struct p4e_ni *ni, enum p4e_sr_index index, int64_t *val);
 int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen);
+/* Progress this NI alone (p4e_worker_progress does every NI of a worker). */
 int p4e_ni_progress(struct p4e_ni *ni, int budget);
-/* The transport's fd for blocking waits (or -1). */
+/* The transport's fd (part of the worker's wait fd), or -1. */
 int p4e_ni_wait_fd(struct p4e_ni *ni);
+/* The worker the NI belongs to. */
+struct p4e_worker *p4e_ni_worker(struct p4e_ni *ni);
+/* [ext] Does the NI hold acknowledgements back now (ack_delay_ns)? */
+bool p4e_ni_ack_held(struct p4e_ni *ni);
 
 /*
  * Peers. A peer id names a remote NI by its transport address, domain-wide
@@ -602,8 +686,11 @@ size_t p4e_atomic_type_size(enum p4e_atomic_type type);
  * (Portals, and libfabric deferred work): success + failure >= threshold.
  * With P4E_TRIG_SUCCESS_ONLY: success >= threshold (libfabric FI_TRIGGER).
  * Arguments are copied at post; buffers are read when the op fires. Ops
- * due together fire in threshold order, FIFO among equal thresholds; a
- * post whose threshold is already met fires before the call returns.
+ * due together fire in threshold order, FIFO among equal thresholds. A
+ * CT update only collects what became due: an NI operation runs in its
+ * worker's next progress (the worker is kicked), a counter operation
+ * (p4e_trig_ct_inc / _set) is applied at once. A post on an NI whose
+ * threshold is already met fires before the call returns.
  */
 #define P4E_TRIG_SUCCESS_ONLY 0x1
 /* [ext] p4e_trig_ct_set: set the success value only, keep the failure
@@ -614,7 +701,17 @@ struct p4e_trig {
 	uint64_t ct;
 	uint64_t threshold;
 	unsigned flags;
+	uint64_t cookie;	/* [ext] the caller's name for it (p4e_trig_cancel) */
 };
+
+/*
+ * [ext] Cancel the pending triggered operations posted with exactly
+ * trig's ct, threshold and cookie. Returns how many (>= 0). An NI
+ * operation cancelled is freed under its worker: at once when the caller
+ * holds that worker, else at its next progress (the NI's trig_dropped
+ * callback runs then).
+ */
+int p4e_trig_cancel(struct p4e_dom *dom, const struct p4e_trig *trig);
 
 int p4e_trig_put(struct p4e_ni *ni, const struct p4e_xfer *xfer,
 		 const struct p4e_trig *trig);

@@ -1,5 +1,6 @@
 /*
- * p4t.h - the transport interface: what the engine needs from a network.
+ * p4t.h - the transport interface: what the engine needs from a network
+ * (docs/design.md §9).
  *
  * A transport instance (struct p4t_iface) serves one engine NI: it has one
  * listening address and one link (struct p4t_conn) per peer NI, opened
@@ -7,17 +8,22 @@
  * moves whole messages (a header of p4_wire.h plus payload) in order per
  * link, and one-sided transfers between exposed memory regions (pull =
  * RDMA read, push = RDMA write; emulated over a byte stream where there is
- * no RDMA). It knows nothing of matching, portal tables or events: it calls
- * back into the engine through struct p4t_upcalls.
+ * no RDMA). It knows nothing of matching, portal tables or events, and it
+ * never reads the engine's header: what the engine wants of a send (is it
+ * a flow-controlled request, may it wait for later sends) comes as
+ * P4T_SEND_* flags. It calls back into the engine through struct
+ * p4t_upcalls.
  *
  * The engine reaches a transport only through the inline wrappers at the
  * bottom, and reads its capabilities once from struct p4t_iface_attr.
- * Every call happens with the caller's domain serialised (the engine's
- * rule); upcalls are made from p4t_progress() or from a send on the same
- * thread (and rma_done from p4t_iface_close, see there), never from
- * another thread. An upcall may call send, pull, push, conn_get,
- * conn_close, mem_expose and mem_unexpose; not progress or iface_close
- * on the same iface.
+ * Every call happens under the lock of the engine worker that owns the
+ * NI (docs/design.md §8); upcalls are made from p4t_progress() or from a
+ * send on the same thread (and rma_done from p4t_iface_close, see there),
+ * never from another thread. An upcall may call send, pull, push,
+ * conn_get, conn_close, mem_expose and mem_unexpose; not progress, flush
+ * or iface_close on the same iface. Deadlines are armed on the worker's
+ * timer queue (p4t_iface_config.timers), whose callbacks run under the
+ * same lock: a transport has no timer or tick of its own.
  */
 #ifndef P4T_H
 #define P4T_H
@@ -28,6 +34,7 @@
 #include <sys/uio.h>
 
 #include "p4_wire.h"
+#include "p4u_timer.h"
 
 struct p4t_iface;
 struct p4t_mem;
@@ -88,14 +95,33 @@ struct p4t_iface_config {
 	size_t rma_offer;
 	bool no_offers;
 	/*
-	 * Requests sent between progress calls may wait for the next one
-	 * (or for iface_close) and leave together: the caller progresses
-	 * before it sleeps or expects an answer (manual progress).
+	 * The owner's timer queue: the transport arms its deadlines
+	 * (handshakes, connect retries) here; the callbacks run from the
+	 * owner's progress, under its lock. Required.
 	 */
-	bool batch_sends;
+	struct p4u_timerq *timers;
 	const struct p4t_upcalls *upcalls;
 	void *upcall_ctx;
 };
+
+/*
+ * p4t_send / p4t_send_offer flags: the engine's intent for one message.
+ *
+ * P4T_SEND_SEQ    a sequenced request (flow-controlled by the engine): it
+ *                 may be refused with -FI_EAGAIN while the link's queue is
+ *                 over the transport's bound. Messages without it
+ *                 (responses, acknowledgements, flow control) are not,
+ *                 short of exhaustion (the loop transport's queue limit
+ *                 refuses them on purpose, for tests); the engine keeps a
+ *                 copy of one refused and sends it, in order, from
+ *                 progress.
+ * P4T_SEND_BATCH  may wait to leave together with later sends: written at
+ *                 the latest by the next p4t_flush or p4t_progress of the
+ *                 iface. Without it the message goes to the network now
+ *                 (or as soon as the link's queue drains).
+ */
+#define P4T_SEND_SEQ	0x1
+#define P4T_SEND_BATCH	0x2
 
 /* p4t_send results besides -FI_E* */
 #define P4T_DONE	1	/* the caller's memory is free again */
@@ -127,7 +153,7 @@ struct p4t_ops {
 	 */
 	int (*send)(struct p4t_iface *iface, struct p4t_conn *conn,
 		    const void *hdr, size_t hdr_len, const struct iovec *iov,
-		    size_t iovcnt, void *op_ctx);
+		    size_t iovcnt, void *op_ctx, unsigned flags);
 	/*
 	 * Optional (NULL, or attr.max_offer 0: not offered). Send hdr, a
 	 * request whose rendezvous source is mem (exposed to conn for
@@ -141,7 +167,8 @@ struct p4t_ops {
 	 */
 	int (*send_offer)(struct p4t_iface *iface, struct p4t_conn *conn,
 			  const void *hdr, size_t hdr_len,
-			  struct p4t_mem *mem, size_t len, void *op_ctx);
+			  struct p4t_mem *mem, size_t len, void *op_ctx,
+			  unsigned flags);
 	/* Make local memory reachable by conn's peer through a cookie. */
 	int (*mem_expose)(struct p4t_iface *iface, struct p4t_conn *conn,
 			  const struct iovec *iov, size_t iovcnt,
@@ -166,6 +193,8 @@ struct p4t_ops {
 	void (*conn_close)(struct p4t_iface *iface, struct p4t_conn *conn);
 	/* Do up to budget units of work; returns how much was done. */
 	int (*progress)(struct p4t_iface *iface, int budget);
+	/* Write what P4T_SEND_BATCH sends left waiting (no upcall). */
+	void (*flush)(struct p4t_iface *iface);
 	/* An fd readable when progress has work (for epoll), or -1. */
 	int (*wait_fd)(struct p4t_iface *iface);
 	/*
@@ -197,22 +226,23 @@ static inline const struct p4t_ops *p4t_ops_of(struct p4t_iface *iface)
 static inline int p4t_send(struct p4t_iface *iface, struct p4t_conn *conn,
 			   const void *hdr, size_t hdr_len,
 			   const struct iovec *iov, size_t iovcnt,
-			   void *op_ctx)
+			   void *op_ctx, unsigned flags)
 {
 	return p4t_ops_of(iface)->send(iface, conn, hdr, hdr_len, iov, iovcnt,
-				       op_ctx);
+				       op_ctx, flags);
 }
 
 static inline int p4t_send_offer(struct p4t_iface *iface,
 				 struct p4t_conn *conn, const void *hdr,
 				 size_t hdr_len, struct p4t_mem *mem,
-				 size_t len, void *op_ctx)
+				 size_t len, void *op_ctx, unsigned flags)
 {
 	const struct p4t_ops *ops = p4t_ops_of(iface);
 
 	if (!ops->send_offer)
 		return -FI_ENOSYS;
-	return ops->send_offer(iface, conn, hdr, hdr_len, mem, len, op_ctx);
+	return ops->send_offer(iface, conn, hdr, hdr_len, mem, len, op_ctx,
+			       flags);
 }
 
 static inline int p4t_conn_get(struct p4t_iface *iface, const void *addr,
@@ -264,6 +294,11 @@ static inline int p4t_push(struct p4t_iface *iface, struct p4t_conn *conn,
 static inline int p4t_progress(struct p4t_iface *iface, int budget)
 {
 	return p4t_ops_of(iface)->progress(iface, budget);
+}
+
+static inline void p4t_flush(struct p4t_iface *iface)
+{
+	p4t_ops_of(iface)->flush(iface);
 }
 
 static inline int p4t_wait_fd(struct p4t_iface *iface)

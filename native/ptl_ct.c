@@ -7,10 +7,11 @@
 
 #include "ptl_priv.h"
 
-void ptl_ct_notify(void *ctx, uint64_t ct)
+void ptl_ct_notify(void *ctx, uint64_t ct, const struct p4e_ct_event *val)
 {
 	(void)ctx;
 	(void)ct;
+	(void)val;
 	pthread_cond_broadcast(&ptl_lib.cond);
 }
 
@@ -226,6 +227,9 @@ static int ptl_ct_update(ptl_handle_ct_t ct_handle, ptl_ct_event_t val,
 	else
 		ret = inc ? p4e_ct_inc(ni->dom, ct, ev) :
 			    p4e_ct_set(ni->dom, ct, ev);
+	/* what the change made due fires before the call returns */
+	if (!ret)
+		p4e_worker_run_triggered(p4e_ni_worker(ni->eni));
 	ret = ptl_errno(ret);
 	ptl_leave();
 	return ret;

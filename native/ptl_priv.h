@@ -185,7 +185,7 @@ void ptl_pt_sink_init(struct ptl_pt_sink *sink, struct ptl_ni *ni);
 
 /* ptl_ct.c */
 int ptl_ct_lookup(struct ptl_ni *ni, ptl_handle_ct_t h, uint64_t *ct_p);
-void ptl_ct_notify(void *ctx, uint64_t ct);
+void ptl_ct_notify(void *ctx, uint64_t ct, const struct p4e_ct_event *val);
 
 /* ptl_me.c */
 void ptl_me_unlinked_locked(struct ptl_ni *ni, uint64_t user_flags);

@@ -46,6 +46,7 @@ struct up_event {
 
 struct side {
 	struct p4t_iface *iface;
+	struct p4u_timerq timers;	/* cfg.timers */
 	struct sockaddr_in addr;
 	size_t addrlen;
 	struct up_event *ev;
@@ -158,10 +159,12 @@ static void side_open(struct side *s)
 		.addrlen = sizeof(addr),
 		.peer_timeout_ms = 20000,
 		.rma_chunk = 65536,
+		.timers = &s->timers,
 		.upcalls = &upcalls,
 		.upcall_ctx = s,
 	};
 
+	p4u_timerq_init(&s->timers);
 	cr_assert_eq(p4t_verbs_ops.iface_open(&cfg, &s->iface), 0);
 	s->addrlen = sizeof(s->addr);
 	cr_assert_eq(p4t_getname(s->iface, &s->addr, &s->addrlen), 0);
@@ -246,7 +249,8 @@ static int send_msg(struct side *s, struct p4t_conn *conn, uint32_t id,
 	memcpy(hdr + sizeof(h), &id, 4);
 	for (i = 0; i < iov.iov_len; i++)
 		body[i] = (uint8_t)(id + sizeof(hdr) + i);
-	ret = p4t_send(s->iface, conn, hdr, sizeof(hdr), &iov, 1, NULL);
+	ret = p4t_send(s->iface, conn, hdr, sizeof(hdr), &iov, 1, NULL,
+		       P4T_SEND_SEQ);
 	free(body);
 	return ret;
 }

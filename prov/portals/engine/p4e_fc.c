@@ -39,6 +39,31 @@
  * requests: the initiator keeps each one's copy until then. */
 #define P4E_ACK_EVERY	16
 
+/*
+ * What a message to np asks of the transport (docs/design.md §9). Inside
+ * progress everything may wait for the flush at its end: what one call
+ * produces (acknowledgements, pull requests, replies, resent requests)
+ * leaves together. Between calls, with batch_sends, the first request
+ * to a peer since the last progress call goes at once and the ones
+ * after it wait for the next call, so a window of sends costs two
+ * system calls, not one each, while a process that sends one message
+ * and then waits elsewhere never holds it back.
+ */
+unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request)
+{
+	struct p4e_ni *ni = np->ni;
+	unsigned flags = request ? P4T_SEND_SEQ : 0;
+
+	if (ni->in_progress)
+		return flags | P4T_SEND_BATCH;
+	if (!request || !ni->batch_sends)
+		return flags;
+	if (np->req_epoch == ni->epoch)
+		return flags | P4T_SEND_BATCH;
+	np->req_epoch = ni->epoch;
+	return flags;
+}
+
 void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr)
 {
 	hdr->flags |= P4W_F_ACK_SEQ;
@@ -60,7 +85,7 @@ int p4e_npeer_send_msg(struct p4e_npeer *np, const void *hdr, size_t hdr_len,
 		return -FI_ENOTCONN;
 	if (p4u_list_empty(&np->deferred)) {
 		ret = p4t_send(ni->iface, np->conn, hdr, hdr_len, iov, iovcnt,
-			       NULL);
+			       NULL, p4e_fc_send_flags(np, false));
 		if (ret != -FI_EAGAIN)
 			return ret < 0 ? ret : 0;
 	}
@@ -86,7 +111,7 @@ void p4e_npeer_flush_deferred(struct p4e_npeer *np)
 					 link))) {
 		if (!np->conn ||
 		    p4t_send(np->ni->iface, np->conn, d->data, d->len, NULL, 0,
-			     NULL) == -FI_EAGAIN)
+			     NULL, p4e_fc_send_flags(np, false)) == -FI_EAGAIN)
 			return;
 		p4u_list_remove(&d->link);
 		free(d);

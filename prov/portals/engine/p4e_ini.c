@@ -55,7 +55,7 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 		break;
 	}
 	if (md->options & ct_flag)
-		p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, md->ct), ok,
+		p4e_ct_count(ni->dom, md->ct, ok,
 			     bytes, mlength);
 	if (!full || !md->eq ||
 	    (ok && (md->options & P4E_MD_EVENT_SUCCESS_DISABLE)))
@@ -323,10 +323,12 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	p4w_req_pack(buf + sizeof(hdr), &op->req);
 	if (offer)
 		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
-				     op->length, p4e_ctx_make(op, P4E_CTX_OP));
+				     op->length, p4e_ctx_make(op, P4E_CTX_OP),
+				     p4e_fc_send_flags(np, true));
 	else
 		ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
-			       p4e_ctx_make(op, P4E_CTX_OP));
+			       p4e_ctx_make(op, P4E_CTX_OP),
+			       p4e_fc_send_flags(np, true));
 	if (ret < 0)
 		return ret;
 	op->flags |= P4E_OPF_SENT;
@@ -606,26 +608,31 @@ int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 
 int p4e_put(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 {
+	P4E_NI_ASSERT(ni);
 	return p4e_ini_post(ni, P4W_PUT, xfer);
 }
 
 int p4e_get(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 {
+	P4E_NI_ASSERT(ni);
 	return p4e_ini_post(ni, P4W_GET, xfer);
 }
 
 int p4e_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 {
+	P4E_NI_ASSERT(ni);
 	return p4e_ini_post(ni, P4W_ATOMIC, xfer);
 }
 
 int p4e_fetch_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 {
+	P4E_NI_ASSERT(ni);
 	return p4e_ini_post(ni, P4W_FETCH, xfer);
 }
 
 int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 {
+	P4E_NI_ASSERT(ni);
 	return p4e_ini_post(ni, P4W_SWAP, xfer);
 }
 

@@ -19,9 +19,10 @@ int p4e_md_bind(struct p4e_ni *ni, const struct p4e_md_desc *desc,
 	struct p4e_md *md;
 	uint64_t length;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni || !desc || !md_p || (desc->options & ~P4E_MD_OPTIONS))
 		return -FI_EINVAL;
-	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_lookup(ni->dom, desc->ct))
+	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_exists(ni->dom, desc->ct))
 		return -FI_EINVAL;
 	if (desc->options & P4E_MD_IOVEC) {
 		if (desc->length > ni->limits.max_iovecs ||
@@ -52,6 +53,7 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t handle)
 {
 	struct p4e_md *md;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni)
 		return -FI_EINVAL;
 	md = p4u_pool_lookup(&ni->mds, handle);

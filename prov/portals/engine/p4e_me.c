@@ -54,14 +54,14 @@ void p4e_me_emit(struct p4e_me *me, struct p4e_event *ev)
 
 	if (p4e_event_is_comm(ev->type)) {
 		if (me->options & P4E_ME_EVENT_CT_COMM)
-			p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, me->ct),
+			p4e_ct_count(ni->dom, me->ct,
 				     ok, me->options & P4E_ME_EVENT_CT_BYTES,
 				     ev->mlength);
 		if (me->options & P4E_ME_EVENT_COMM_DISABLE)
 			deliver = false;
 	} else if (p4e_event_is_overflow(ev->type)) {
 		if (me->options & P4E_ME_EVENT_CT_OVERFLOW)
-			p4e_ct_count(ni->dom, p4e_ct_lookup(ni->dom, me->ct),
+			p4e_ct_count(ni->dom, me->ct,
 				     ok, me->options & P4E_ME_EVENT_CT_BYTES,
 				     ev->mlength);
 		if (me->options & P4E_ME_EVENT_OVER_DISABLE)
@@ -536,7 +536,7 @@ static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 	    (desc->length > ni->limits.max_iovecs ||
 	     (desc->length && !desc->start) || (opt & P4E_ME_VIRT_ADDR)))
 		return -FI_EINVAL;
-	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_lookup(ni->dom, desc->ct))
+	if (desc->ct != P4E_HANDLE_NONE && !p4e_ct_exists(ni->dom, desc->ct))
 		return -FI_EINVAL;
 	if (p4e_me_match_peer(ni, desc->match_id, &peer))
 		return -FI_EINVAL;
@@ -632,6 +632,7 @@ int p4e_me_append(struct p4e_ni *ni, uint32_t pt_index,
 	uint64_t handle;
 	int ret;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni || !me_p)
 		return -FI_EINVAL;
 	ret = p4e_me_create(ni, pt_index, desc, list, user_ptr, user_flags,
@@ -673,6 +674,7 @@ int p4e_me_unlink(struct p4e_ni *ni, uint64_t handle, unsigned flags)
 {
 	struct p4e_me *me;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni || (flags & ~P4E_UNLINK_CANCEL))
 		return -FI_EINVAL;
 	me = p4u_pool_lookup(&ni->mes, handle);
@@ -688,6 +690,7 @@ int p4e_me_cancel(struct p4e_ni *ni, uint32_t pt_index, void *user_ptr)
 	struct p4e_pt *pt = ni ? p4e_pt_get(ni, pt_index) : NULL;
 	struct p4e_mentry *ent;
 
+	P4E_NI_ASSERT(ni);
 	if (!pt)
 		return -FI_EINVAL;
 	/* list order: the oldest such entry (a rare call: a walk is fine) */
@@ -765,6 +768,7 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 	uint64_t id_match;
 	uint32_t peer;
 
+	P4E_NI_ASSERT(ni);
 	if (!pt || !desc || op > P4E_SEARCH_CLAIM)
 		return -FI_EINVAL;
 	if (p4e_me_match_peer(ni, desc->match_id, &peer))
@@ -848,6 +852,7 @@ int p4e_uh_deliver(struct p4e_ni *ni, uint64_t handle,
 	struct p4e_me *me;
 	int ret;
 
+	P4E_NI_ASSERT(ni);
 	if (!uh || !desc)
 		return -FI_EINVAL;
 	d = *desc;
@@ -870,6 +875,7 @@ int p4e_uh_discard(struct p4e_ni *ni, uint64_t handle)
 {
 	struct p4e_uh *uh = p4e_uh_claimed(ni, handle);
 
+	P4E_NI_ASSERT(ni);
 	if (!uh)
 		return -FI_EINVAL;
 	p4e_tgt_uh_dropped(ni, uh);

@@ -1,7 +1,8 @@
 /*
  * p4e_ni.c - the network interface: limits, status registers, the pools
  * of its objects, its transport instance and the upcalls the transport
- * makes, per-peer state, logical rank maps and progress.
+ * makes, per-peer state, logical rank maps and one NI's share of its
+ * worker's progress (p4e_worker.c).
  */
 #include <config.h>
 
@@ -68,13 +69,14 @@ static void p4e_ni_limits_init(struct p4e_ni *ni, const struct p4e_ni_attr *attr
 void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits)
 {
 	if (ni && limits)
-		*limits = ni->limits;
+		*limits = ni->limits;	/* fixed at create: no lock */
 }
 
 int p4e_ni_status(struct p4e_ni *ni, enum p4e_sr_index index, int64_t *val)
 {
 	if (!ni || !val || (unsigned)index >= P4E_SR_LAST)
 		return -FI_EINVAL;
+	P4E_NI_ASSERT(ni);
 	*val = ni->sr[index];
 	return 0;
 }
@@ -83,12 +85,24 @@ int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen)
 {
 	if (!ni)
 		return -FI_EINVAL;
+	P4E_NI_ASSERT(ni);
 	return p4t_getname(ni->iface, addr, addrlen);
 }
 
 int p4e_ni_wait_fd(struct p4e_ni *ni)
 {
 	return ni ? p4t_wait_fd(ni->iface) : -1;
+}
+
+struct p4e_worker *p4e_ni_worker(struct p4e_ni *ni)
+{
+	return ni ? ni->worker : NULL;
+}
+
+bool p4e_ni_ack_held(struct p4e_ni *ni)
+{
+	P4E_NI_ASSERT(ni);
+	return ni && !p4u_list_empty(&ni->ack_pending);
 }
 
 /* ---- peers of this NI --------------------------------------------------- */
@@ -98,6 +112,9 @@ struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id)
 	struct p4e_npeer *np, **arr;
 	uint32_t cap;
 
+	/* known already: the domain's table is not consulted */
+	if (peer_id < ni->npeers_cap && ni->npeers[peer_id])
+		return ni->npeers[peer_id];
 	if (!p4e_dom_peer(ni->dom, peer_id))
 		return NULL;
 	if (peer_id >= ni->npeers_cap) {
@@ -184,7 +201,8 @@ int p4e_ni_target_peer(struct p4e_ni *ni, uint32_t target, uint32_t *peer_p)
 			return -FI_EINVAL;
 		target = ni->map[target];
 	}
-	if (!p4e_dom_peer(ni->dom, target))
+	if ((target >= ni->npeers_cap || !ni->npeers[target]) &&
+	    !p4e_dom_peer(ni->dom, target))
 		return -FI_EINVAL;
 	*peer_p = target;
 	return 0;
@@ -197,6 +215,7 @@ int p4e_ni_set_map(struct p4e_ni *ni, const uint32_t *peer_ids, size_t count)
 
 	if (!ni || !(ni->options & P4E_NI_LOGICAL) || (count && !peer_ids))
 		return -FI_EINVAL;
+	P4E_NI_ASSERT(ni);
 	for (i = 0; i < count; i++)
 		if (!p4e_dom_peer(ni->dom, peer_ids[i]))
 			return -FI_EINVAL;
@@ -215,6 +234,7 @@ int p4e_ni_get_map(struct p4e_ni *ni, uint32_t *peer_ids, size_t count,
 {
 	if (!ni || !count_p || !(ni->options & P4E_NI_LOGICAL))
 		return -FI_EINVAL;
+	P4E_NI_ASSERT(ni);
 	if (peer_ids)
 		memcpy(peer_ids, ni->map,
 		       P4U_MIN(count, ni->map_len) * sizeof(*peer_ids));
@@ -400,7 +420,8 @@ static void p4e_ni_pools_fini(struct p4e_ni *ni)
 }
 
 static int p4e_ni_open_transport(struct p4e_ni *ni,
-				 const struct p4e_ni_attr *attr)
+				 const struct p4e_ni_attr *attr,
+				 struct p4e_worker *w)
 {
 	struct p4t_iface_config cfg = {
 		.addr = attr->addr,
@@ -412,7 +433,7 @@ static int p4e_ni_open_transport(struct p4e_ni *ni,
 		.rma_chunk = attr->rma_chunk,
 		.rma_offer = attr->rma_offer,
 		.no_offers = attr->no_offers,
-		.batch_sends = attr->batch_sends,
+		.timers = &w->timers,
 		.upcalls = &p4e_ni_upcalls,
 		.upcall_ctx = ni,
 	};
@@ -430,6 +451,7 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 {
 	unsigned match = P4E_NI_MATCHING | P4E_NI_NO_MATCHING;
 	unsigned addr = P4E_NI_LOGICAL | P4E_NI_PHYSICAL;
+	struct p4e_worker *w;
 	struct p4e_ni *ni;
 	uint32_t i;
 	int ret;
@@ -439,6 +461,13 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	    (attr->options & match) == match || !(attr->options & match) ||
 	    (attr->options & addr) == addr || !(attr->options & addr))
 		return -FI_EINVAL;
+	w = attr->worker;
+	if (!w) {
+		ret = p4e_dom_worker_get(dom, &w);
+		if (ret)
+			return ret;
+	}
+	p4e_worker_assert_held(w);
 	ni = calloc(1, sizeof(*ni));
 	if (!ni)
 		return -FI_ENOMEM;
@@ -446,13 +475,19 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->options = attr->options;
 	ni->uid = attr->uid;
 	ni->ack_delay_ns = attr->ack_delay_ns;
+	ni->batch_sends = attr->batch_sends;
 	ni->id_filter = attr->id_filter;
 	ni->id_filter_ctx = attr->id_filter_ctx;
+	ni->trig_dropped = attr->trig_dropped;
+	ni->trig_dropped_ctx = attr->trig_dropped_ctx;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
 	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
+	ni->epoch = 1;	/* a new peer's req_epoch 0: its first request goes */
 	p4u_list_init(&ni->flush);
 	p4u_list_init(&ni->ack_pending);
 	p4u_list_init(&ni->deferring);
+	p4u_list_init(&ni->trig_due);
+	p4u_list_init(&ni->worker_link);
 	p4e_ni_limits_init(ni, attr);
 	ret = p4e_ni_pools_init(ni);
 	if (ret)
@@ -464,13 +499,20 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	}
 	for (i = 0; i <= ni->limits.max_pt_index; i++)
 		p4u_list_init(&ni->pts[i].blocked);
-	ret = p4e_ni_open_transport(ni, attr);
+	ret = p4e_ni_open_transport(ni, attr, w);
 	if (ret)
 		goto err_pts;
+	ret = p4e_worker_attach(w, ni);
+	if (ret)
+		goto err_iface;
+	p4u_lock_acquire(&dom->lock);
 	p4u_list_insert_tail(&dom->nis, &ni->dom_link);
+	p4u_lock_release(&dom->lock);
 	*ni_p = ni;
 	return 0;
 
+err_iface:
+	p4t_iface_close(ni->iface);
 err_pts:
 	free(ni->pts);
 err_pools:
@@ -485,6 +527,7 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 
 	if (!ni)
 		return -FI_EINVAL;
+	P4E_NI_ASSERT(ni);
 	if (ni->sr[P4E_SR_FLOWCTRL] || ni->sr[P4E_SR_FC_AS_RDZV] ||
 	    ni->sr[P4E_SR_RESENT_AS_RDZV])
 		p4u_info(P4U_LOG_ENGINE, "flow control: held senders %" PRId64
@@ -494,7 +537,8 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 			 ni->sr[P4E_SR_RESENT_AS_RDZV]);
 	/* upcalls made while the transport tears down are ignored */
 	ni->closing = true;
-	p4e_trig_drop_ni(ni->dom, ni);
+	p4e_trig_drop_ni(ni);
+	p4e_worker_detach(ni->worker, ni);
 	p4t_iface_close(ni->iface);
 	for (i = 0; i <= ni->limits.max_pt_index; i++)
 		if (ni->pts[i].allocated)
@@ -508,7 +552,9 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 	free(ni->map);
 	free(ni->pts);
 	p4e_ni_pools_fini(ni);
+	p4u_lock_acquire(&ni->dom->lock);
 	p4u_list_remove(&ni->dom_link);
+	p4u_lock_release(&ni->dom->lock);
 	free(ni);
 	return 0;
 }
@@ -522,7 +568,14 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 
 	if (!ni)
 		return 0;
-	done = p4t_progress(ni->iface, budget > 0 ? budget : 64);
+	P4E_NI_ASSERT(ni);
+	/* what this call sends leaves together, at the flush below */
+	ni->in_progress = true;
+	ni->epoch++;
+	/* triggered ops that became due before this call act before the
+	 * messages it receives (an append before the put it is for) */
+	done = p4e_trig_run_ni(ni);
+	done += p4t_progress(ni->iface, budget > 0 ? budget : 64);
 	/* responses first: requests wait behind them */
 	p4u_list_foreach_entry_safe(&ni->deferring, np, tmp, struct p4e_npeer,
 				    defer_link)
@@ -532,7 +585,9 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 				    flush_link)
 		p4e_ini_flush(np);
 	p4e_fc_progress(ni);
-	p4e_trig_run_due(ni->dom);
+	done += p4e_trig_run_ni(ni);
+	ni->in_progress = false;
+	p4t_flush(ni->iface);
 	return done;
 }
 

@@ -1,6 +1,7 @@
 /*
  * p4e_priv.h - the engine's internal objects, shared by its files:
  *
+ *   p4e_worker.c  progress, wait fd, timers, thread
  *   p4e_dom.c   domain, peer table          p4e_ct.c    counting events
  *   p4e_trig.c  triggered operations        p4e_eq.c    ring EQ, event emit
  *   p4e_ni.c    NI, upcalls, progress       p4e_pt.c    portal table
@@ -10,7 +11,9 @@
  *                                                       flow control
  *
  * Nothing here is visible outside the engine (include/p4e.h is the API).
- * Every function runs under the caller's per-domain serialisation.
+ * NI functions run under the NI's worker lock; the domain's state (CTs,
+ * triggered-op lists, the peer table's growth) under dom->lock, a leaf
+ * taken inside the engine (docs/design.md §8).
  */
 #ifndef P4E_PRIV_H
 #define P4E_PRIV_H
@@ -28,7 +31,9 @@
 #include "p4u_hash.h"
 #include "p4u_list.h"
 #include "p4u_log.h"
+#include "p4u_lock.h"
 #include "p4u_pool.h"
+#include "p4u_timer.h"
 
 /* Largest iovec an MD or ME may have (ptl_ni_limits_t.max_iovecs). */
 #define P4E_IOV_MAX		64
@@ -62,18 +67,43 @@ struct p4e_peer_addr {
 	uint8_t addr[P4W_ADDR_MAX];
 };
 
+/* Peers by id: a fixed table of chunks, so readers need no lock. */
+#define P4E_PEER_CHUNK		1024
+#define P4E_PEER_CHUNKS_MAX	1024	/* 1 Mi peers */
+
 struct p4e_dom {
-	struct p4u_list nis;
+	struct p4u_lock lock;		/* CTs, triggered ops, peer inserts */
+	struct p4u_list nis;		/* dom->lock */
 	struct p4u_pool cts;		/* struct p4e_ct */
 	struct p4u_pool trigs;		/* struct p4e_trig_op */
-	struct p4e_peer_addr **peers;	/* by id */
-	uint32_t npeers;
-	uint32_t peers_cap;
+	/* peers[id / CHUNK][id % CHUNK]: written once under the lock,
+	 * published with release stores, read without it */
+	struct p4e_peer_addr **peer_chunks[P4E_PEER_CHUNKS_MAX];
+	uint32_t npeers;		/* atomic reads */
 	uint32_t max_peers;
 	struct p4u_hash peer_hash;	/* address -> struct p4e_peer_addr */
-	struct p4u_list trig_due;	/* fired, waiting to run (in order) */
+	struct p4u_list ct_due;		/* counter ops due, applied in order */
+	bool ct_running;		/* applying them */
 	uint64_t trig_seq;		/* post order, FIFO among equals */
-	bool trig_running;
+	struct p4e_worker_attr worker_attr;
+	struct p4e_worker *worker;	/* the domain's own (lazily) */
+};
+
+/* The engine's worker (p4e_worker.c). */
+struct p4e_worker {
+	struct p4u_lock lock;
+	bool locked;
+	struct p4u_list nis;		/* struct p4e_ni.worker_link */
+	struct p4u_timerq timers;
+	int epfd;			/* the wait fd */
+	int kick_fd;			/* eventfd */
+	int timer_fd;			/* timerfd on timers' earliest */
+	uint64_t timer_armed_ns;	/* what timer_fd holds */
+	bool may_sleep;			/* somebody sleeps on epfd at times */
+	int kicked;			/* atomic: kick_fd holds a count */
+	bool has_thread;
+	int stop;			/* atomic: the thread must end */
+	pthread_t thread;
 };
 
 struct p4e_ct {
@@ -84,11 +114,17 @@ struct p4e_ct {
 	void *notify_ctx;
 };
 
+/* dom->lock held */
 struct p4e_ct *p4e_ct_lookup(struct p4e_dom *dom, uint64_t ct);
-/* Count one event on ct (NULL ok): success += (bytes ? mlength : 1), or
- * failure += 1; fires what became due. */
-void p4e_ct_count(struct p4e_dom *dom, struct p4e_ct *ct, bool ok,
-		  bool bytes, uint64_t mlength);
+/* Takes dom->lock: whether ct names a CT. */
+bool p4e_ct_exists(struct p4e_dom *dom, uint64_t ct);
+/*
+ * Takes dom->lock: count one event on CT handle ct (P4E_HANDLE_NONE ok):
+ * success += (bytes ? mlength : 1), or failure += 1; collects what
+ * became due.
+ */
+void p4e_ct_count(struct p4e_dom *dom, uint64_t ct, bool ok, bool bytes,
+		  uint64_t mlength);
 
 enum p4e_trig_kind {
 	P4E_TRIG_PUT,
@@ -103,11 +139,13 @@ enum p4e_trig_kind {
 };
 
 struct p4e_trig_op {
-	struct p4u_list link;		/* in a CT list or dom->trig_due */
+	struct p4u_list link;		/* a CT list, dom->ct_due, ni->trig_due */
 	enum p4e_trig_kind kind;
 	uint64_t threshold;
 	uint64_t seq;
 	unsigned flags;			/* P4E_TRIG_* */
+	uint64_t cookie;
+	bool dropped;			/* on ni->trig_due to be freed unrun */
 	uint64_t ct;			/* the triggering CT */
 	struct p4e_ni *ni;
 	struct p4e_xfer xfer;		/* .iov: our copy of the caller's */
@@ -116,14 +154,18 @@ struct p4e_trig_op {
 	uint64_t me;			/* ME_APPEND / ME_UNLINK */
 };
 
-/* Run triggered ops that are due (called after every counter update). */
-void p4e_trig_run_due(struct p4e_dom *dom);
-/* Move ops of ct that are now due to dom->trig_due. */
+/*
+ * dom->lock held: move the ops of ct that are now due to where they run
+ * (an NI op to its NI's due list, kicking its worker; a counter op to
+ * dom->ct_due) and apply the counter ops due, in order.
+ */
 void p4e_trig_collect(struct p4e_dom *dom, struct p4e_ct *ct);
-/* Drop every pending op of ct (free or cancel). */
+/* dom->lock held: drop every pending op of ct (CT freed or cancelled). */
 void p4e_trig_drop_ct(struct p4e_dom *dom, struct p4e_ct *ct);
-/* Drop pending triggered ops that belong to ni (NI destroy). */
-void p4e_trig_drop_ni(struct p4e_dom *dom, struct p4e_ni *ni);
+/* Worker lock held: run (or free, if dropped) the ops due on ni. */
+int p4e_trig_run_ni(struct p4e_ni *ni);
+/* Worker lock held: drop every pending op of ni (NI destroy). */
+void p4e_trig_drop_ni(struct p4e_ni *ni);
 
 /* ---- NI, portal table, entries ----------------------------------------- */
 
@@ -227,6 +269,8 @@ struct p4e_npeer {
 	struct p4u_list tx_sent;	/* sent, not accepted yet, in seq order */
 	struct p4u_list tx_wait;	/* accepted, response still due */
 	struct p4u_list flush_link;	/* in ni->flush while tx_queue waits */
+	uint64_t req_epoch;		/* ni->epoch of its last request sent
+					 * at once (batch_sends) */
 	/* as target, from the peer */
 	uint32_t rx_expect;		/* next seq to accept */
 	uint32_t rx_told;		/* last ack_seq sent to the peer */
@@ -336,8 +380,16 @@ struct p4e_tgt_op {
 };
 
 struct p4e_ni {
-	struct p4u_list dom_link;
+	struct p4u_list dom_link;	/* dom->nis */
 	struct p4e_dom *dom;
+	struct p4e_worker *worker;
+	struct p4u_list worker_link;	/* worker->nis */
+	struct p4u_list trig_due;	/* dom->lock: triggered ops to run */
+	void (*trig_dropped)(void *ctx, void *user_ptr, uint64_t user_flags);
+	void *trig_dropped_ctx;
+	bool in_progress;		/* sends now are P4T_SEND_BATCH */
+	bool batch_sends;		/* attr batch_sends */
+	uint64_t epoch;			/* progress calls */
 	unsigned options;
 	struct p4e_ni_limits limits;
 	int64_t sr[P4E_SR_LAST];
@@ -371,8 +423,22 @@ struct p4e_ni {
 
 /* ---- cross-file helpers ------------------------------------------------ */
 
-/* p4e_dom.c */
+/* p4e_dom.c: the address of peer id, NULL if none (no lock needed) */
 struct p4e_peer_addr *p4e_dom_peer(struct p4e_dom *dom, uint32_t id);
+/* The domain's own worker, created at the first call. */
+int p4e_dom_worker_get(struct p4e_dom *dom, struct p4e_worker **worker_p);
+
+/* p4e_worker.c */
+int p4e_worker_attach(struct p4e_worker *w, struct p4e_ni *ni);
+void p4e_worker_detach(struct p4e_worker *w, struct p4e_ni *ni);
+/* Whether the calling context may touch w's NIs now. */
+bool p4e_worker_held(const struct p4e_worker *w);
+/* Debug builds: abort unless the NI's worker lock is held. */
+#define P4E_NI_ASSERT(ni)						\
+	do {								\
+		if (ni)							\
+			p4e_worker_assert_held((ni)->worker);		\
+	} while (0)
 
 /* p4e_ni.c */
 struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id);
@@ -467,6 +533,8 @@ void p4e_tgt_fail_peer(struct p4e_npeer *np);
 void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh);
 
 /* p4e_fc.c */
+/* The P4T_SEND_* flags of a message to np (docs/design.md §9). */
+unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request);
 void p4e_fc_accepted(struct p4e_npeer *np);	/* rx_expect++ , ack due */
 void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq);
 void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt);

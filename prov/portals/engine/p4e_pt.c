@@ -20,6 +20,7 @@ int p4e_pt_alloc(struct p4e_ni *ni, unsigned options, struct p4e_eq *eq,
 	uint32_t i;
 	int ret;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni || !index_p || (options & ~P4E_PT_OPTIONS))
 		return -FI_EINVAL;
 	/* Portals: flow control needs an EQ to report PT_DISABLED on */
@@ -113,6 +114,7 @@ int p4e_pt_free(struct p4e_ni *ni, uint32_t index)
 {
 	struct p4e_pt *pt;
 
+	P4E_NI_ASSERT(ni);
 	if (!ni)
 		return -FI_EINVAL;
 	pt = p4e_pt_get(ni, index);
@@ -130,6 +132,7 @@ int p4e_pt_disable(struct p4e_ni *ni, uint32_t index)
 {
 	struct p4e_pt *pt = ni ? p4e_pt_get(ni, index) : NULL;
 
+	P4E_NI_ASSERT(ni);
 	if (!pt)
 		return -FI_EINVAL;
 	pt->enabled = false;
@@ -140,6 +143,7 @@ int p4e_pt_enable(struct p4e_ni *ni, uint32_t index)
 {
 	struct p4e_pt *pt = ni ? p4e_pt_get(ni, index) : NULL;
 
+	P4E_NI_ASSERT(ni);
 	if (!pt)
 		return -FI_EINVAL;
 	pt->enabled = true;

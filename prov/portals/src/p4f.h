@@ -5,30 +5,40 @@
  * (p4f_cq.h: CQ, counter, EQ, wait objects; p4f_av.h; p4f_mr.h) are
  * included at the bottom.
  *
- * Locks (the whole design; nothing else takes a lock):
+ * Progress and threads (docs/design.md §8): every endpoint's NI belongs to
+ * an engine worker, wrapped here as struct p4f_worker (p4f_worker.c).
+ * Thread levels map onto workers: FI_THREAD_DOMAIN with manual progress,
+ * one worker for the domain and no locks at all; FI_PROGRESS_AUTO, one
+ * locked worker for the domain with its progress thread; the other levels
+ * with manual progress, a locked worker per endpoint, so threads that own
+ * endpoints never contend. A CQ or counter read progresses the workers of
+ * its "progress set" (struct p4f_pset): for a CQ the workers of the
+ * endpoints bound to it, for a counter every worker of the domain.
  *
- *   waitset->lock  guards a wait set's member list. Outermost: taken with
- *                  no other lock held, and held while a member's trywait
- *                  takes that member's domain or EQ lock (p4f_wait.c).
- *   fabric->lock   guards the fabric object itself (control path only).
- *   domain->lock   guards everything below a domain: its endpoints, CQs,
- *                  counters, AVs, MRs, and (later) the engine and the
- *                  transports of that domain. Inactive (a branch, no atomic)
- *                  when the domain is FI_THREAD_DOMAIN or
- *                  FI_THREAD_COMPLETION with manual progress, so Open MPI's
- *                  default path takes no lock; a mutex otherwise, and
- *                  always when the domain runs a progress thread
- *                  (p4f_progress.c), which takes it around each round of
- *                  p4f_domain_progress and sleeps in epoll_wait without it.
- *   eq->lock       an EQ is written from the control path of any domain of
- *                  its fabric, so it has its own always-active mutex; it is
- *                  taken after a domain lock, never before.
+ * Locks (the whole design), in the order they are taken:
  *
- * Order: waitset->lock, then domain->lock, then eq->lock, then
- * fabric->lock. No function drops a lock its caller holds, and nothing
- * blocks (poll/epoll_wait/read on an fd) while holding one: blocking waits
- * release the domain lock first.
- * Functions named *_locked() expect the domain lock held and assert it.
+ *   waitset->lock  a wait set's member list (p4f_wait.c); outermost.
+ *   domain->lock   the control path's: the domain's lists of endpoints,
+ *                  workers and counters, MR registration and publishing,
+ *                  endpoint enable and close.
+ *   worker lock    (p4f_worker_lock) everything of the endpoints the
+ *                  worker serves: their NI and engine objects, sinks,
+ *                  pending counts, overflow buffers. Held by the data
+ *                  path (fi_tsend, fi_read, ...) and by progress; sinks
+ *                  run under it.
+ *   av->lock, mr_table lock   leaves of their objects (lookups from the
+ *                  data path and sinks).
+ *   the engine domain's lock  (inside p4e_ct_*, p4e_peer_*); CT notify
+ *                  callbacks run under it.
+ *   cq->lock, cntr->lock, eq->lock   leaves.
+ *   fabric->lock   the fabric object (control path only).
+ *
+ * In FI_THREAD_DOMAIN domains every lock but waitset->lock and eq->lock is
+ * inactive (a branch, no atomic). No function drops a lock its caller
+ * holds, and nothing blocks (poll/read on an fd) while holding one:
+ * blocking reads progress, prepare the workers for sleep, and poll with
+ * no lock held. Functions named *_locked() expect their object's lock
+ * (the endpoint's: its worker) held and assert it.
  */
 #ifndef P4F_H
 #define P4F_H
@@ -165,11 +175,14 @@ int p4f_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 
 /* ---- domain ------------------------------------------------------------ */
 
+struct p4f_worker;
+
 struct p4f_domain {
 	struct fid_domain domain_fid;
 	struct p4f_fabric *fabric;
 	atomic_int ref;			/* endpoints, CQs, counters, AVs, MRs */
-	struct p4u_lock lock;
+	struct p4u_lock lock;		/* the control path (above) */
+	bool locked;			/* objects below it take mutexes */
 	struct fi_info *info;		/* what the domain was opened with */
 	uint32_t api_version;		/* the application's, from fi_fabric */
 	char ifname[IF_NAMESIZE];
@@ -182,11 +195,12 @@ struct p4f_domain {
 	uint64_t eq_flags;
 	struct p4e_dom *edom;		/* the engine's domain */
 	const struct p4t_ops *transport;
-	struct p4u_list eps;		/* enabled endpoints, for progress */
-	struct p4f_progress *progress;	/* FI_PROGRESS_AUTO: the thread */
-	/* counters with sink counts not yet on their CT (p4f_cntr.c) */
-	struct p4u_list cntr_dirty;
-	struct p4u_list trig_recs;	/* pending triggered ops (p4f_trigger.c) */
+	/* the domain's worker (FI_THREAD_DOMAIN, FI_PROGRESS_AUTO), or NULL:
+	 * every endpoint has one of its own */
+	struct p4f_worker *worker;
+	struct p4u_list workers;	/* every worker of the domain (lock) */
+	struct p4u_list cntrs;		/* every counter (lock) */
+	struct p4u_list eps;		/* enabled endpoints (lock) */
 };
 
 int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -199,22 +213,79 @@ int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
  * each copy takes a bounce block of that size until it is acknowledged. */
 #define P4F_COPY_SIZE_MAX	((size_t)64 << 10)
 
-/* Progress the domain's engine and transports; with the domain lock held
- * (CQ, counter and poll-set reads call it). */
-int p4f_domain_progress(struct p4f_domain *domain);
-void p4f_domain_before_sleep_locked(struct p4f_domain *domain);
+/*
+ * p4f_worker.c: the provider's side of an engine worker: which endpoints
+ * it serves (their overflow buffers go back in after its progress), its
+ * place in the domain and a reference count (progress sets take a
+ * reference while they progress it, so a worker outlives a racing
+ * endpoint close).
+ */
+struct p4f_worker {
+	struct p4e_worker *ew;
+	struct p4f_domain *domain;
+	atomic_int ref;
+	struct p4u_list link;		/* domain->workers */
+	struct p4u_list eps;		/* struct p4f_ep.worker_link (lock) */
+};
+
+/* A worker of the domain (thread: with a progress thread); ref 1. */
+int p4f_worker_open(struct p4f_domain *domain, bool thread,
+		    struct p4f_worker **worker_p);
+void p4f_worker_get(struct p4f_worker *worker);
+/* The last reference destroys it (its endpoints are gone by then). */
+void p4f_worker_put(struct p4f_worker *worker);
+void p4f_worker_lock(struct p4f_worker *worker);
+void p4f_worker_unlock(struct p4f_worker *worker);
+void p4f_worker_assert_held(struct p4f_worker *worker);
+/* Lock held: progress the engine worker, then put back the overflow
+ * buffers its endpoints' sinks gave back. Returns the work done. */
+int p4f_worker_progress_locked(struct p4f_worker *worker);
+int p4f_worker_wait_fd(struct p4f_worker *worker);
+/* No lock held: run what the triggered-op lists made due, on every worker
+ * of the domain (after an application's counter update or cancel). */
+void p4f_domain_run_triggered(struct p4f_domain *domain);
 
 /*
- * p4f_progress.c: the progress thread of an FI_PROGRESS_AUTO domain.
- * start at fi_domain (the lock must be active), stop (joins) at fi_close.
- * An enabled endpoint's NI wait fd is added at fi_enable and deleted at
- * fi_close, with the domain lock held; no-ops without a thread.
+ * A progress set: the workers a CQ or counter progresses, with how many
+ * bindings put each there, guarded by its owner's lock. The owner's wait
+ * object holds each worker's wait fd while the worker is in the set.
  */
-struct p4f_progress;
-int p4f_progress_start(struct p4f_domain *domain);
-void p4f_progress_stop(struct p4f_domain *domain);
-int p4f_progress_add_fd_locked(struct p4f_domain *domain, int fd);
-void p4f_progress_del_fd_locked(struct p4f_domain *domain, int fd);
+struct p4f_pset_ent {
+	struct p4f_worker *worker;
+	unsigned count;
+};
+
+struct p4f_pset {
+	struct p4f_pset_ent *ents;
+	size_t n, cap;
+};
+
+struct p4f_wait;
+/* Owner's lock held: add / remove one binding of worker. */
+int p4f_pset_add(struct p4f_pset *set, struct p4f_wait *wait,
+		 struct p4f_worker *worker);
+void p4f_pset_del(struct p4f_pset *set, struct p4f_wait *wait,
+		  struct p4f_worker *worker);
+void p4f_pset_fini(struct p4f_pset *set);
+/*
+ * Progress every worker of the set once, each under its own lock; lock is
+ * the owner's lock, taken here only to look at the set (not held on
+ * entry). Returns the work done. With sleep, then prepares each for a
+ * sleep on its wait fd instead (acknowledgements out, deadline timer
+ * armed).
+ */
+int p4f_pset_progress(struct p4f_pset *set, struct p4u_lock *lock);
+void p4f_pset_prepare_sleep(struct p4f_pset *set, struct p4u_lock *lock);
+
+int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain_p, void *context);
+
+/* Engine operations beyond the context sizes (p4f_ep.c): two targets'
+ * worth of held-back acknowledgements (P4E_ACK_EVERY each). */
+#define P4F_ACK_SLACK	32
+/* Sends are copied up to the eager size, but at most this (p4f_ep.c):
+ * each copy takes a bounce block of that size until it is acknowledged. */
+#define P4F_COPY_SIZE_MAX	((size_t)64 << 10)
 
 static inline struct p4f_domain *p4f_domain_of(struct fid_domain *fid)
 {
@@ -266,6 +337,9 @@ enum p4f_pt_index {
 struct p4f_ep {
 	struct fid_ep ep_fid;
 	struct p4f_domain *domain;
+	struct p4f_worker *worker;	/* its own, the domain's, or its
+					 * parent's (alias) */
+	struct p4u_list worker_link;	/* worker->eps */
 	struct fi_info *info;
 	struct p4f_ep *parent;		/* fi_ep_alias: the endpoint aliased */
 	atomic_int ref;			/* aliases */
@@ -323,6 +397,17 @@ static inline struct p4f_ep *p4f_ep_data(struct p4f_ep *ep)
 }
 int p4f_ep_alias_open(struct p4f_ep *ep, struct fi_alias *alias);
 
+/* The endpoint's worker lock (an alias takes its parent's). */
+static inline void p4f_ep_lock(struct p4f_ep *ep)
+{
+	p4f_worker_lock(ep->worker);
+}
+
+static inline void p4f_ep_unlock(struct p4f_ep *ep)
+{
+	p4f_worker_unlock(ep->worker);
+}
+
 /* p4f_sink.c: event sinks, overflow buffers */
 extern const struct p4e_eq_ops p4f_sink_rx_ops;
 extern const struct p4e_eq_ops p4f_sink_tx_ops;
@@ -331,7 +416,7 @@ void p4f_oflow_free_all(struct p4f_ep *ep);
 /* Append again the overflow buffers the engine gave back (not from a sink). */
 void p4f_oflow_repost_locked(struct p4f_ep *ep);
 /* fi_addr of an engine peer id for FI_SOURCE. */
-fi_addr_t p4f_ep_src_addr_locked(struct p4f_ep *ep, uint32_t peer);
+fi_addr_t p4f_ep_src_addr(struct p4f_ep *ep, uint32_t peer);
 
 /* p4f_xfer.c: the message and tagged data path shared by p4f_msg.c and
  * p4f_tagged.c */
@@ -356,6 +441,13 @@ struct p4f_xfer_args {
  * and FI_INJECT in the op_flags still complete.
  */
 #define P4F_XFER_INJECT_CALL	(1ULL << 63)
+/*
+ * Provider-internal (bit 62, never copied to a CQ entry either): a
+ * triggered operation that took a tx or rx slot at post; one cancelled
+ * before it fires gives the slot back (p4f_trigger.c).
+ */
+#define P4F_XFER_SLOT		(1ULL << 62)
+#define P4F_XFER_INTERNAL	(P4F_XFER_INJECT_CALL | P4F_XFER_SLOT)
 
 ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 		      const struct p4f_xfer_args *a);
@@ -373,9 +465,7 @@ extern struct fi_ops_tagged p4f_tagged_ops;
  * success + error) becomes an engine triggered operation on the
  * counter's CT. The data paths build the engine arguments as for an
  * immediate post (user_ptr, user_flags, md set) and call these instead,
- * with the domain lock held, on p4f_ep_data(ep). A local buffer given as
- * more than one iovec is refused (-FI_ENOSYS): the engine reads the
- * buffer description when the operation fires.
+ * with the endpoint's worker lock held, on p4f_ep_data(ep).
  */
 struct p4f_trig_req {
 	struct p4f_cntr *cntr;		/* triggering counter */
@@ -407,13 +497,11 @@ ssize_t p4f_trigger_atomic(struct p4f_ep *ep,
 			   const struct p4f_atomic_args *a);
 /* fi_control(domain, FI_QUEUE_WORK / FI_CANCEL_WORK / FI_FLUSH_WORK) */
 int p4f_trigger_control(struct p4f_domain *domain, int command, void *arg);
-/* Closing an endpoint or a counter forgets its pending triggered ops
- * (the engine drops them); domain lock held. */
+/* The NI's trig_dropped callback (ctx: the endpoint): a triggered op
+ * cancelled before it fired gives back its slot. Worker lock held. */
+void p4f_trigger_dropped(void *ctx, void *user_ptr, uint64_t user_flags);
+/* Endpoint close: the per-endpoint MDs of deferred work go with the NI. */
 void p4f_trigger_ep_fini_locked(struct p4f_ep *ep);
-void p4f_trigger_cntr_fini_locked(struct p4f_cntr *cntr);
-/* The counter's CT now holds ev (from its notify callback). */
-void p4f_trigger_cntr_changed_locked(struct p4f_cntr *cntr,
-				     const struct p4e_ct_event *ev);
 
 /* ---- getinfo / attributes (p4f_getinfo.c, p4f_attr.c) ------------------ */
 
@@ -435,14 +523,24 @@ void p4f_alter_info(uint32_t version, struct fi_info *prov,
 
 /* ---- shared helpers ---------------------------------------------------- */
 
-/* Progress mode is manual unless the application asked for auto. */
-static inline bool p4f_domain_lock_needed(enum fi_threading threading,
-					  enum fi_progress progress)
+/*
+ * Whether a domain's objects need mutexes: only FI_THREAD_DOMAIN with
+ * manual progress guarantees one thread at a time in the whole domain.
+ * (FI_THREAD_COMPLETION does not: threads may use endpoints with
+ * separate CQs at once, and control calls are thread safe at every
+ * level.)
+ */
+static inline bool p4f_domain_locked(enum fi_threading threading,
+				     enum fi_progress progress)
 {
-	if (progress == FI_PROGRESS_AUTO)
-		return true;
-	return threading != FI_THREAD_DOMAIN &&
-	       threading != FI_THREAD_COMPLETION;
+	return progress == FI_PROGRESS_AUTO || threading != FI_THREAD_DOMAIN;
+}
+
+/* Whether every endpoint gets a worker of its own (docs/design.md §8). */
+static inline bool p4f_domain_worker_per_ep(enum fi_threading threading,
+					    enum fi_progress progress)
+{
+	return progress != FI_PROGRESS_AUTO && threading != FI_THREAD_DOMAIN;
 }
 
 #include "p4f_cq.h"

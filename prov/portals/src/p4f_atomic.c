@@ -244,7 +244,7 @@ int p4f_atomic_prep_locked(struct p4f_ep *ep, const struct p4f_atomic_args *a,
 	size_t n, esize, i;
 	int ret;
 
-	p4u_lock_assert_held(&ep->domain->lock);
+	p4f_worker_assert_held(ep->worker);
 	if (a->flags & ~P4F_ATOMIC_OP_FLAGS & ~(uint64_t)FI_TRIGGER)
 		return -FI_EBADFLAGS;
 	ret = p4f_atomic_map(a->op, a->datatype, a->kind, &eop, &etype);
@@ -260,7 +260,7 @@ int p4f_atomic_prep_locked(struct p4f_ep *ep, const struct p4f_atomic_args *a,
 	    (a->kind != P4F_ATOMIC_PLAIN || n * esize > ep->inject_size))
 		return -FI_EINVAL;
 	memset(x, 0, sizeof(*x));
-	ret = p4f_av_peer_locked(ep->av, a->addr, &x->target);
+	ret = p4f_av_peer(ep->av, a->addr, &x->target);
 	if (ret)
 		return ret;
 	x->pt_index = P4F_PT_RMA;
@@ -334,13 +334,13 @@ ssize_t p4f_atomic_post_args(struct p4f_ep *ep,
 	ep = p4f_ep_data(ep);	/* an alias: its flags are in a already */
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_atomic_prep_locked(ep, a, iov, &x);
 	if (ret)
 		goto out;
 	if (ep->tx_pending >= ep->tx_size ||
 	    ((a->flags & FI_FENCE) && ep->tx_pending)) {
-		p4f_domain_progress(ep->domain);
+		p4f_worker_progress_locked(ep->worker);
 		ret = -FI_EAGAIN;
 		goto out;
 	}
@@ -350,9 +350,9 @@ ssize_t p4f_atomic_post_args(struct p4f_ep *ep,
 	if (ret)
 		ep->tx_pending--;
 	if (ret == -FI_EAGAIN)
-		p4f_domain_progress(ep->domain);
+		p4f_worker_progress_locked(ep->worker);
 out:
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 

@@ -13,7 +13,8 @@
  * and ranges into addresses first (p4f_av_name.c) and insert them through
  * p4f_av_insert_resolved().
  *
- * Every entry point takes domain->lock (p4f.h).
+ * Every entry point takes av->lock, a leaf below the endpoints' worker
+ * locks (the data path looks peers up under them; p4f.h).
  */
 #include <config.h>
 
@@ -51,6 +52,7 @@ struct p4f_av_entry {
 struct p4f_av {
 	struct fid_av av_fid;
 	struct p4f_domain *domain;
+	struct p4u_lock lock;		/* everything below */
 	atomic_int ref;			/* endpoints bound to the AV */
 	enum fi_av_type type;
 	uint64_t flags;			/* FI_EVENT, FI_SYMMETRIC */
@@ -325,34 +327,53 @@ static void p4f_av_del_locked(struct p4f_av *av, struct p4f_av_entry *entry)
 		av->first_free = entry->index;
 }
 
+void p4f_av_lock(struct p4f_av *av)
+{
+	p4u_lock_acquire(&av->lock);
+}
+
+void p4f_av_unlock(struct p4f_av *av)
+{
+	p4u_lock_release(&av->lock);
+}
+
 const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
 					       fi_addr_t fi_addr)
 {
 	struct p4f_av_entry *entry;
 
-	p4u_lock_assert_held(&av->domain->lock);
+	p4u_lock_assert_held(&av->lock);
 	entry = p4f_av_entry_find_locked(av, fi_addr);
 	return entry ? &entry->addr : NULL;
 }
 
-int p4f_av_peer_locked(struct p4f_av *av, fi_addr_t fi_addr,
-		       uint32_t *peer_p)
+int p4f_av_peer(struct p4f_av *av, fi_addr_t fi_addr, uint32_t *peer_p)
 {
-	struct p4f_av_entry *entry = p4f_av_entry_find_locked(av, fi_addr);
+	struct p4f_av_entry *entry;
+	int ret = 0;
 
-	if (!entry)
-		return -FI_EINVAL;
-	if (entry->peer == UINT32_MAX)
+	p4u_lock_acquire(&av->lock);
+	entry = p4f_av_entry_find_locked(av, fi_addr);
+	if (entry && entry->peer == UINT32_MAX)
 		p4f_av_peer_bind_locked(av, entry);
-	if (entry->peer == UINT32_MAX)
-		return -FI_ENOMEM;
-	*peer_p = entry->peer;
-	return 0;
+	if (!entry)
+		ret = -FI_EINVAL;
+	else if (entry->peer == UINT32_MAX)
+		ret = -FI_ENOMEM;
+	else
+		*peer_p = entry->peer;
+	p4u_lock_release(&av->lock);
+	return ret;
 }
 
-fi_addr_t p4f_av_peer_addr_locked(struct p4f_av *av, uint32_t peer)
+fi_addr_t p4f_av_peer_addr(struct p4f_av *av, uint32_t peer)
 {
-	return peer < av->by_peer_cap ? av->by_peer[peer] : FI_ADDR_NOTAVAIL;
+	fi_addr_t addr;
+
+	p4u_lock_acquire(&av->lock);
+	addr = peer < av->by_peer_cap ? av->by_peer[peer] : FI_ADDR_NOTAVAIL;
+	p4u_lock_release(&av->lock);
+	return addr;
 }
 
 fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
@@ -363,7 +384,7 @@ fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
 	uint64_t hval;
 	size_t len;
 
-	p4u_lock_assert_held(&av->domain->lock);
+	p4u_lock_assert_held(&av->lock);
 	if (!sa || !(len = p4f_sockaddr_len(sa)))
 		return FI_ADDR_NOTAVAIL;
 	memset(&key, 0, sizeof(key));
@@ -492,7 +513,7 @@ static int p4f_av_insert_run(struct p4f_av *av,
 		goto out;
 	}
 
-	p4u_lock_acquire(&av->domain->lock);
+	p4u_lock_acquire(&av->lock);
 	if ((av->flags & FI_EVENT) && !av->eq) {
 		FI_WARN(&p4f_prov, FI_LOG_AV,
 			"FI_EVENT AV: bind an EQ before inserting\n");
@@ -511,7 +532,7 @@ static int p4f_av_insert_run(struct p4f_av *av,
 		}
 	}
 out_unlock:
-	p4u_lock_release(&av->domain->lock);
+	p4u_lock_release(&av->lock);
 out:
 	if (!(req->flags & FI_SYNC_ERR))
 		free(errs);
@@ -577,7 +598,7 @@ static int p4f_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count,
 	if (count && !fi_addr)
 		return -FI_EINVAL;
 
-	p4u_lock_acquire(&av->domain->lock);
+	p4u_lock_acquire(&av->lock);
 	for (i = 0; i < count; i++) {
 		if (!p4f_av_entry_find_locked(av, fi_addr[i])) {
 			FI_WARN(&p4f_prov, FI_LOG_AV,
@@ -593,7 +614,7 @@ static int p4f_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count,
 			p4f_av_del_locked(av, entry);
 	}
 out:
-	p4u_lock_release(&av->domain->lock);
+	p4u_lock_release(&av->lock);
 	return ret;
 }
 
@@ -607,7 +628,7 @@ static int p4f_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr,
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
 
-	p4u_lock_acquire(&av->domain->lock);
+	p4u_lock_acquire(&av->lock);
 	sa = p4f_av_lookup_locked(av, fi_addr);
 	if (sa) {
 		/* fi_av(3): truncate to the buffer, report the full length */
@@ -616,7 +637,7 @@ static int p4f_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr,
 			memcpy(addr, sa, P4U_MIN(len, *addrlen));
 		*addrlen = len;
 	}
-	p4u_lock_release(&av->domain->lock);
+	p4u_lock_release(&av->lock);
 	return sa ? 0 : -FI_EINVAL;
 }
 
@@ -653,7 +674,7 @@ static int p4f_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (flags)
 		return -FI_EBADFLAGS;	/* fi_av(3): reserved, must be 0 */
 
-	p4u_lock_acquire(&av->domain->lock);
+	p4u_lock_acquire(&av->lock);
 	if (av->eq) {
 		ret = -FI_EINVAL;	/* one EQ per AV */
 	} else {
@@ -661,7 +682,7 @@ static int p4f_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (av->eq)
 			p4f_eq_get(av->eq);
 	}
-	p4u_lock_release(&av->domain->lock);
+	p4u_lock_release(&av->lock);
 	return ret;
 }
 
@@ -683,6 +704,7 @@ static int p4f_av_close(struct fid *fid)
 	free(av->chunks);
 	p4u_hash_fini(&av->addr_hash);
 	free(av->by_peer);
+	p4u_lock_fini(&av->lock);
 	free(av);
 	atomic_fetch_sub(&domain->ref, 1);
 	return 0;
@@ -792,6 +814,7 @@ int p4f_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		return ret;
 	}
 	av->domain = domain;
+	p4u_lock_init(&av->lock, domain->locked);
 	av->type = p4f_av_pick_type(domain, attr->type);
 	attr->type = av->type;
 	av->flags = attr->flags & (FI_EVENT | FI_SYMMETRIC);

@@ -9,7 +9,8 @@
  * a later insert, as fi_av(3) allows. Entries never move once inserted, so
  * a pointer returned by a lookup stays valid until that index is removed.
  *
- * Every AV belongs to one domain and is guarded by domain->lock (p4f.h).
+ * Every AV belongs to one domain and is guarded by its own lock, a leaf
+ * (p4f.h): the data path looks peers up under an endpoint's worker lock.
  */
 #ifndef P4F_AV_H
 #define P4F_AV_H
@@ -23,21 +24,23 @@ struct p4f_domain *p4f_av_domain(const struct p4f_av *av);
 /* An endpoint binding holds a reference: fi_close(av) is -FI_EBUSY. */
 void p4f_av_get(struct p4f_av *av);
 void p4f_av_put(struct p4f_av *av);
-/* The address behind fi_addr, or NULL. With the domain lock held; O(1). */
+/* The AV's lock, for callers of the *_locked lookups. */
+void p4f_av_lock(struct p4f_av *av);
+void p4f_av_unlock(struct p4f_av *av);
+/* The address behind fi_addr, or NULL. With the AV's lock held; O(1). */
 const union p4f_sockaddr *p4f_av_lookup_locked(struct p4f_av *av,
 					       fi_addr_t fi_addr);
 /*
  * fi_addr of a source address (FI_SOURCE), or FI_ADDR_NOTAVAIL. Family,
  * address and port must match (and the scope id for IPv6); a hash lookup.
- * With the domain lock held.
+ * With the AV's lock held.
  */
 fi_addr_t p4f_av_reverse_lookup_locked(struct p4f_av *av,
 				       const struct sockaddr *sa);
 /* The engine peer id of fi_addr (sends, directed receives). */
-int p4f_av_peer_locked(struct p4f_av *av, fi_addr_t fi_addr,
-		       uint32_t *peer_p);
+int p4f_av_peer(struct p4f_av *av, fi_addr_t fi_addr, uint32_t *peer_p);
 /* fi_addr of an engine peer id (FI_SOURCE), or FI_ADDR_NOTAVAIL. O(1). */
-fi_addr_t p4f_av_peer_addr_locked(struct p4f_av *av, uint32_t peer);
+fi_addr_t p4f_av_peer_addr(struct p4f_av *av, uint32_t peer);
 
 /* ---- between p4f_av.c and p4f_av_name.c -------------------------------- */
 

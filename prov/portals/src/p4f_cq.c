@@ -14,7 +14,9 @@
  * into the ring, in order, as the application reads. The overflow list is
  * non-empty only while the ring is full, so ring-then-list is the order.
  *
- * All state is guarded by the domain lock, except signal_gen (an atomic:
+ * All state is guarded by the CQ's own lock (a leaf: sinks write under
+ * their worker's lock, readers progress the CQ's progress set first with
+ * no lock held, then read under it), except signal_gen (an atomic:
  * fi_cq_signal may come from any thread).
  *
  * fi_cq_sread is refused (-FI_EINVAL) without a wait object, and accepted
@@ -63,6 +65,8 @@ struct p4f_cq_oflow {
 struct p4f_cq {
 	struct fid_cq cq_fid;
 	struct p4f_domain *domain;
+	struct p4u_lock lock;		/* everything below but signal_gen */
+	struct p4f_pset pset;		/* the bound endpoints' workers */
 	atomic_int ref;			/* endpoint and poll set bindings */
 	enum fi_cq_format format;
 	size_t entry_size;
@@ -103,6 +107,41 @@ void p4f_cq_get(struct p4f_cq *cq)
 void p4f_cq_put(struct p4f_cq *cq)
 {
 	atomic_fetch_sub(&cq->ref, 1);
+}
+
+int p4f_cq_bind(struct p4f_cq *cq, struct p4f_worker *worker)
+{
+	int ret;
+
+	p4u_lock_acquire(&cq->lock);
+	ret = p4f_pset_add(&cq->pset, &cq->wait, worker);
+	p4u_lock_release(&cq->lock);
+	if (!ret)
+		p4f_cq_get(cq);
+	return ret;
+}
+
+void p4f_cq_unbind(struct p4f_cq *cq, struct p4f_worker *worker)
+{
+	p4u_lock_acquire(&cq->lock);
+	p4f_pset_del(&cq->pset, &cq->wait, worker);
+	p4u_lock_release(&cq->lock);
+	p4f_cq_put(cq);
+}
+
+int p4f_cq_progress(struct p4f_cq *cq)
+{
+	return p4f_pset_progress(&cq->pset, &cq->lock);
+}
+
+void p4f_cq_lock(struct p4f_cq *cq)
+{
+	p4u_lock_acquire(&cq->lock);
+}
+
+void p4f_cq_unlock(struct p4f_cq *cq)
+{
+	p4u_lock_release(&cq->lock);
 }
 
 struct p4f_wait *p4f_cq_waitobj(struct p4f_cq *cq)
@@ -196,9 +235,9 @@ static void p4f_cq_pop_locked(struct p4f_cq *cq)
 
 /* ---- the data path's side ---------------------------------------------- */
 
-int p4f_cq_write_locked(struct p4f_cq *cq, void *op_context, uint64_t flags,
-			size_t len, void *buf, uint64_t data, uint64_t tag,
-			fi_addr_t src_addr)
+int p4f_cq_write(struct p4f_cq *cq, void *op_context, uint64_t flags,
+		 size_t len, void *buf, uint64_t data, uint64_t tag,
+		 fi_addr_t src_addr)
 {
 	struct p4f_cq_slot slot = {
 		.comp = {
@@ -212,24 +251,29 @@ int p4f_cq_write_locked(struct p4f_cq *cq, void *op_context, uint64_t flags,
 		.src_addr = src_addr,
 		.err = NULL,
 	};
+	int ret;
 
-	p4u_lock_assert_held(&cq->domain->lock);
-	return p4f_cq_push_locked(cq, &slot);
+	p4u_lock_acquire(&cq->lock);
+	ret = p4f_cq_push_locked(cq, &slot);
+	p4u_lock_release(&cq->lock);
+	return ret;
 }
 
-int p4f_cq_write_error_locked(struct p4f_cq *cq,
-			      const struct fi_cq_err_entry *err)
+int p4f_cq_write_error(struct p4f_cq *cq, const struct fi_cq_err_entry *err)
 {
 	struct p4f_cq_slot slot = { .src_addr = FI_ADDR_NOTAVAIL };
 	size_t data_len;
 	int ret;
 
-	p4u_lock_assert_held(&cq->domain->lock);
+	p4u_lock_acquire(&cq->lock);
 	if (p4f_cq_pool_ready(&cq->err_pool, sizeof(*slot.err), P4F_CQ_ERR_MAX))
+		slot.err = NULL;
+	else
+		slot.err = p4u_pool_alloc(&cq->err_pool);
+	if (!slot.err) {
+		p4u_lock_release(&cq->lock);
 		return -FI_ENOMEM;
-	slot.err = p4u_pool_alloc(&cq->err_pool);
-	if (!slot.err)
-		return -FI_ENOMEM;
+	}
 	slot.err->entry = *err;
 	/* err_data beyond P4F_MAX_ERR_DATA is cut: it is a debugging aid */
 	data_len = err->err_data ? P4U_MIN(err->err_data_size,
@@ -241,19 +285,28 @@ int p4f_cq_write_error_locked(struct p4f_cq *cq,
 	ret = p4f_cq_push_locked(cq, &slot);
 	if (ret)
 		p4u_pool_free(&cq->err_pool, slot.err);
+	p4u_lock_release(&cq->lock);
 	return ret;
 }
 
-size_t p4f_cq_space_locked(const struct p4f_cq *cq)
+size_t p4f_cq_space(struct p4f_cq *cq)
 {
-	if (cq->oflow_count)
-		return 0;
-	return cq->size - cq->count;
+	size_t space;
+
+	p4u_lock_acquire(&cq->lock);
+	space = cq->oflow_count ? 0 : cq->size - cq->count;
+	p4u_lock_release(&cq->lock);
+	return space;
 }
 
-bool p4f_cq_poll_locked(const struct p4f_cq *cq)
+bool p4f_cq_poll(struct p4f_cq *cq)
 {
-	return p4f_cq_total_locked(cq) != 0;
+	bool ret;
+
+	p4u_lock_acquire(&cq->lock);
+	ret = p4f_cq_total_locked(cq) != 0;
+	p4u_lock_release(&cq->lock);
+	return ret;
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -293,10 +346,10 @@ static ssize_t p4f_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 
 	if (count && !buf)
 		return -FI_EINVAL;
-	p4u_lock_acquire(&cq->domain->lock);
-	p4f_domain_progress(cq->domain);
+	p4f_cq_progress(cq);
+	p4u_lock_acquire(&cq->lock);
 	ret = p4f_cq_read_locked(cq, buf, count, src_addr);
-	p4u_lock_release(&cq->domain->lock);
+	p4u_lock_release(&cq->lock);
 	return ret;
 }
 
@@ -346,8 +399,8 @@ static ssize_t p4f_cq_readerr(struct fid_cq *cq_fid,
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	p4u_lock_acquire(&cq->domain->lock);
-	p4f_domain_progress(cq->domain);
+	p4f_cq_progress(cq);
+	p4u_lock_acquire(&cq->lock);
 	slot = p4f_cq_head_locked(cq);
 	if (slot && slot->err) {
 		p4f_cq_copy_err_locked(cq, slot->err, buf);
@@ -355,7 +408,7 @@ static ssize_t p4f_cq_readerr(struct fid_cq *cq_fid,
 		p4f_cq_pop_locked(cq);
 		ret = 1;
 	}
-	p4u_lock_release(&cq->domain->lock);
+	p4u_lock_release(&cq->lock);
 	return ret;
 }
 
@@ -404,29 +457,33 @@ static int p4f_cq_sread_check_locked(struct p4f_cq *cq,
 }
 
 /*
- * Sleep in poll(2) without the lock. The eventfd is drained and armed
- * under the lock before the last look at the queue and at signal_gen, so a
- * writer or fi_cq_signal that comes after the look makes the fd readable.
+ * Progress, look, sleep in poll(2), again. The eventfd is drained and
+ * armed under the CQ lock before the last look at the queue and at
+ * signal_gen, so a writer or fi_cq_signal that comes after the look makes
+ * the fd readable; the workers are prepared for the sleep (held
+ * acknowledgements out, deadline timer armed) with no lock held.
  */
-static ssize_t p4f_cq_sread_locked(struct p4f_cq *cq,
-				   struct p4f_cq_sread_req *req)
+static ssize_t p4f_cq_sread_loop(struct p4f_cq *cq,
+				 struct p4f_cq_sread_req *req)
 {
 	ssize_t ret;
 
 	for (;;) {
-		p4f_domain_progress(cq->domain);
+		p4f_cq_progress(cq);
+		p4u_lock_acquire(&cq->lock);
 		if (!p4f_cq_sread_check_locked(cq, req, &ret))
-			return ret;
-		p4f_domain_before_sleep_locked(cq->domain);
+			break;
 		p4f_wait_clear(&cq->wait);
 		if (!p4f_cq_sread_check_locked(cq, req, &ret))
-			return ret;
+			break;
 		if (cq->waiters == 1 || req->threshold < cq->wake_threshold)
 			cq->wake_threshold = req->threshold;
-		p4u_lock_release(&cq->domain->lock);
+		p4u_lock_release(&cq->lock);
+		p4f_pset_prepare_sleep(&cq->pset, &cq->lock);
 		p4f_wait_block(&cq->wait, p4f_wait_remaining(req->deadline));
-		p4u_lock_acquire(&cq->domain->lock);
 	}
+	p4u_lock_release(&cq->lock);
+	return ret;
 }
 
 static ssize_t p4f_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -449,13 +506,15 @@ static ssize_t p4f_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	}
 	if (!count || !buf)
 		return -FI_EINVAL;
-	p4u_lock_acquire(&cq->domain->lock);
+	p4u_lock_acquire(&cq->lock);
 	req.seen = cq->signal_seen;
 	cq->waiters++;
-	ret = p4f_cq_sread_locked(cq, &req);
+	p4u_lock_release(&cq->lock);
+	ret = p4f_cq_sread_loop(cq, &req);
+	p4u_lock_acquire(&cq->lock);
 	if (--cq->waiters == 0)
 		cq->wake_threshold = 1;
-	p4u_lock_release(&cq->domain->lock);
+	p4u_lock_release(&cq->lock);
 	return ret;
 }
 
@@ -487,15 +546,15 @@ int p4f_cq_trywait(struct p4f_cq *cq)
 
 	if (!p4f_wait_enabled(&cq->wait))
 		return -FI_EINVAL;
-	p4u_lock_acquire(&cq->domain->lock);
-	p4f_domain_progress(cq->domain);
-	if (p4f_cq_total_locked(cq)) {
+	p4f_cq_progress(cq);
+	p4u_lock_acquire(&cq->lock);
+	if (p4f_cq_total_locked(cq))
 		ret = -FI_EAGAIN;
-	} else {
-		p4f_domain_before_sleep_locked(cq->domain);
+	else
 		p4f_wait_clear(&cq->wait);
-	}
-	p4u_lock_release(&cq->domain->lock);
+	p4u_lock_release(&cq->lock);
+	if (!ret)
+		p4f_pset_prepare_sleep(&cq->pset, &cq->lock);
 	return ret;
 }
 
@@ -516,7 +575,9 @@ static int p4f_cq_close(struct fid *fid)
 			atomic_load(&cq->ref));
 		return -FI_EBUSY;
 	}
+	p4f_pset_fini(&cq->pset);
 	p4f_wait_fini(&cq->wait);
+	p4u_lock_fini(&cq->lock);
 	/* queued entries are lost, as fi_cq(3) says; pools free every node */
 	p4u_pool_fini(&cq->oflow_pool);
 	p4u_pool_fini(&cq->err_pool);
@@ -621,6 +682,7 @@ int p4f_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		goto err_free_cq;
 	}
 	cq->domain = domain;
+	p4u_lock_init(&cq->lock, domain->locked);
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->entry_size = p4f_cq_entry_size(cq->format);
@@ -645,6 +707,7 @@ int p4f_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	return 0;
 
 err_free_ring:
+	p4u_lock_fini(&cq->lock);
 	free(cq->ring);
 err_free_cq:
 	free(cq);

@@ -10,12 +10,13 @@
  * Locks, in addition to the design in p4f.h:
  *   waitset->lock  guards a wait set's member list. It is outermost: taken
  *                  with no other lock held (fi_wait, fi_trywait, object
- *                  open/close), and held while a member's trywait takes
- *                  that member's domain or EQ lock. No code path takes it
- *                  while holding a domain, EQ or fabric lock.
- *   A CQ's and a counter's state is guarded by its domain's lock, an EQ's
- *   by eq->lock; the "armed" flag of an embedded struct p4f_wait by the
- *   same lock as its owner.
+ *                  open/close), and held while a member's trywait
+ *                  progresses workers and takes the member's own lock.
+ *   A CQ's state is guarded by cq->lock, a counter's wake-up bookkeeping
+ *   by cntr->lock (its values live in the engine's CT, under the engine
+ *   domain's lock), an EQ's by eq->lock: leaves, never held while a
+ *   worker lock is taken. The "armed" flag of an embedded struct p4f_wait
+ *   is guarded by the same lock as its owner.
  */
 #ifndef P4F_CQ_H
 #define P4F_CQ_H
@@ -80,10 +81,10 @@ void p4f_wait_clear(struct p4f_wait *wait);
  * -FI_EAGAIN (timeout). Never called with a lock held. */
 int p4f_wait_block(struct p4f_wait *wait, int timeout_ms);
 /*
- * Add (remove) a transport fd to the object's epoll set, level-triggered
- * on input: the object's fd, and its wait set's, then turn readable when
- * the transport has data. p4f_domain_progress must consume what makes the
- * fd readable, or blocking reads wake at once and poll again.
+ * Add (remove) a worker's wait fd to the object's epoll set,
+ * level-triggered on input: the object's fd, and its wait set's, then
+ * turn readable when the worker has work. The worker's progress consumes
+ * what makes its fd readable.
  */
 int p4f_wait_add_fd(struct p4f_wait *wait, int fd);
 int p4f_wait_del_fd(struct p4f_wait *wait, int fd);
@@ -157,26 +158,32 @@ void p4f_cq_put(struct p4f_cq *cq);
 
 /*
  * Write one completion, in the CQ's format (fields the format lacks are
- * dropped). With the domain lock held. A CQ is never overrun: entries that
- * do not fit in the ring wait in an overflow list, in order, and reach the
- * ring as the application reads (FI_RM_ENABLED). -FI_ENOMEM only if even
- * the overflow pool is exhausted.
+ * dropped). Takes the CQ lock (sinks call it under their worker's). A CQ
+ * is never overrun: entries that do not fit in the ring wait in an
+ * overflow list, in order, and reach the ring as the application reads
+ * (FI_RM_ENABLED). -FI_ENOMEM only if even the overflow pool is exhausted.
  */
-int p4f_cq_write_locked(struct p4f_cq *cq, void *op_context, uint64_t flags,
-			size_t len, void *buf, uint64_t data, uint64_t tag,
-			fi_addr_t src_addr);
+int p4f_cq_write(struct p4f_cq *cq, void *op_context, uint64_t flags,
+		 size_t len, void *buf, uint64_t data, uint64_t tag,
+		 fi_addr_t src_addr);
 /* Write an error entry (err_data is copied, at most P4F_MAX_ERR_DATA
- * bytes). With the domain lock held. */
-int p4f_cq_write_error_locked(struct p4f_cq *cq,
-			      const struct fi_cq_err_entry *err);
+ * bytes). Takes the CQ lock. */
+int p4f_cq_write_error(struct p4f_cq *cq, const struct fi_cq_err_entry *err);
 /* Entries the ring can still take before it overflows. */
-size_t p4f_cq_space_locked(const struct p4f_cq *cq);
-/* fi_poll: true if the CQ holds an entry. With the domain lock held. */
-bool p4f_cq_poll_locked(const struct p4f_cq *cq);
+size_t p4f_cq_space(struct p4f_cq *cq);
+/* fi_poll: true if the CQ holds an entry. */
+bool p4f_cq_poll(struct p4f_cq *cq);
 /* fi_trywait on one CQ: -FI_EAGAIN if an entry is queued, else arm; 0. */
 int p4f_cq_trywait(struct p4f_cq *cq);
 /* The CQ's wait object (for p4f_wait_add_fd), NULL with FI_WAIT_NONE. */
 struct p4f_wait *p4f_cq_waitobj(struct p4f_cq *cq);
+/* An endpoint binds (unbinds) with its worker: a reference each. */
+int p4f_cq_bind(struct p4f_cq *cq, struct p4f_worker *worker);
+void p4f_cq_unbind(struct p4f_cq *cq, struct p4f_worker *worker);
+/* Progress the CQ's workers (no lock held); returns the work done. */
+int p4f_cq_progress(struct p4f_cq *cq);
+void p4f_cq_lock(struct p4f_cq *cq);
+void p4f_cq_unlock(struct p4f_cq *cq);
 
 /* ---- counter ----------------------------------------------------------- */
 
@@ -188,12 +195,13 @@ struct p4f_cntr *p4f_cntr_of(struct fid_cntr *fid);
 struct p4f_domain *p4f_cntr_domain(const struct p4f_cntr *cntr);
 void p4f_cntr_get(struct p4f_cntr *cntr);
 void p4f_cntr_put(struct p4f_cntr *cntr);
-/* Count successes / errors. With the domain lock held; wakes waiters. */
-void p4f_cntr_inc_locked(struct p4f_cntr *cntr, uint64_t n);
-void p4f_cntr_inc_err_locked(struct p4f_cntr *cntr, uint64_t n);
+/* Count successes / errors on the counter's CT (takes the engine's
+ * domain lock; its notification wakes waiters). */
+void p4f_cntr_inc(struct p4f_cntr *cntr, uint64_t n);
+void p4f_cntr_inc_err(struct p4f_cntr *cntr, uint64_t n);
 /* fi_poll: true (and checkpoint) if either value changed since the last
- * fi_poll report, fi_cntr_set or fi_cntr_add. With the domain lock held. */
-bool p4f_cntr_poll_locked(struct p4f_cntr *cntr);
+ * fi_poll report, fi_cntr_set or fi_cntr_add. */
+bool p4f_cntr_poll(struct p4f_cntr *cntr);
 /* fi_trywait on one counter: -FI_EAGAIN if a value changed since the last
  * fi_trywait looked, else arm; 0. */
 int p4f_cntr_trywait(struct p4f_cntr *cntr);
@@ -201,11 +209,17 @@ int p4f_cntr_trywait(struct p4f_cntr *cntr);
 struct p4f_wait *p4f_cntr_waitobj(struct p4f_cntr *cntr);
 /* The engine CT that holds the counter's values (triggered operations). */
 uint64_t p4f_cntr_ct(const struct p4f_cntr *cntr);
-/* Where p4f_trigger.c keeps the records of the ops pending on the
- * counter under one threshold rule. Domain lock held. */
-struct p4u_list *p4f_cntr_trig_list(struct p4f_cntr *cntr, bool success_only);
-/* Move the sinks' counts onto the CTs (firing what became due); from
- * p4f_domain_progress, outside any engine callback. */
-void p4f_cntr_flush_locked(struct p4f_domain *domain);
+/* FI_FLUSH_WORK without a counter: every counter's triggered ops. */
+int p4f_cntr_cancel_triggered_all(struct p4f_domain *domain);
+/* Progress the counter's workers (every worker of its domain). */
+int p4f_cntr_progress(struct p4f_cntr *cntr);
+/*
+ * A worker of the domain joins (leaves) every counter's progress set;
+ * domain lock held.
+ */
+int p4f_cntr_worker_add_all_locked(struct p4f_domain *domain,
+				   struct p4f_worker *worker);
+void p4f_cntr_worker_del_all_locked(struct p4f_domain *domain,
+				    struct p4f_worker *worker);
 
 #endif /* P4F_CQ_H */

@@ -1,9 +1,11 @@
 /*
- * p4f_domain.c - the domain object: one network interface (TCP) and,
- * later, its engine and transports. Owns the lock that guards every object
- * below it (see the lock design in p4f.h) and the MR key table. With
- * FI_PROGRESS_AUTO data progress (or FI_PORTALS_PROGRESS_THREAD=1) it
- * runs a progress thread from fi_domain to fi_close (p4f_progress.c).
+ * p4f_domain.c - the domain object: one network interface, its engine
+ * domain, its transport, the MR key table, and how its thread level maps
+ * onto workers (p4f.h, docs/design.md §8): FI_THREAD_DOMAIN with manual
+ * progress, one unlocked worker here; FI_PROGRESS_AUTO (asked for, or
+ * forced with FI_PORTALS_PROGRESS_THREAD=1), one locked worker here with
+ * its progress thread, from fi_domain to fi_close; any other level, a
+ * worker per endpoint (p4f_ep.c).
  */
 #include <config.h>
 
@@ -11,38 +13,6 @@
 #include <string.h>
 
 #include "p4f.h"
-
-/* Budget of one progress call: enough to drain a burst, bounded so a
- * reader of one CQ is not held forever by a flood. */
-#define P4F_PROGRESS_BUDGET 256
-
-int p4f_domain_progress(struct p4f_domain *domain)
-{
-	struct p4f_ep *ep;
-	int done;
-
-	p4u_lock_assert_held(&domain->lock);
-	done = p4e_dom_progress(domain->edom, P4F_PROGRESS_BUDGET);
-	/* the sinks' counter counts reach the CTs (and fire what is due) */
-	p4f_cntr_flush_locked(domain);
-	/* overflow buffers the engine gave back go in again, outside the
-	 * engine's callbacks */
-	p4u_list_foreach_entry(&domain->eps, ep, struct p4f_ep, dom_link)
-		if (!p4u_list_empty(&ep->oflow_repost))
-			p4f_oflow_repost_locked(ep);
-	return done;
-}
-
-/*
- * A caller is about to sleep (fi_cq_sread, fi_cntr_wait, fi_trywait):
- * no progress call would send the acknowledgements the engine holds
- * back for FI_PORTALS_ACK_DELAY_US, so they go now.
- */
-void p4f_domain_before_sleep_locked(struct p4f_domain *domain)
-{
-	p4u_lock_assert_held(&domain->lock);
-	p4e_dom_ack_all(domain->edom);
-}
 
 /* The transport of a domain on iface (FI_PORTALS_TRANSPORT, p4f.h). */
 static const struct p4t_ops *p4f_domain_transport(const struct p4f_iface *iface)
@@ -67,8 +37,11 @@ static int p4f_domain_close(struct fid *fid)
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
-	/* first: the thread progresses the engine destroyed below */
-	p4f_progress_stop(domain);
+	/* first: its thread progresses the engine destroyed below */
+	if (domain->worker) {
+		p4u_list_remove(&domain->worker->link);
+		p4f_worker_put(domain->worker);
+	}
 	if (domain->eq)
 		p4f_eq_put(p4f_eq_of(domain->eq));
 	p4e_dom_destroy(domain->edom);
@@ -196,16 +169,10 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err_free;
 	}
-	ret = p4f_mr_table_create(&domain->mr_table);
-	if (ret)
-		goto err_freeinfo;
-	ret = p4e_dom_create(NULL, &domain->edom);
-	if (ret)
-		goto err_mr_table;
 	domain->transport = p4f_domain_transport(&iface);
 	p4u_list_init(&domain->eps);
-	p4u_list_init(&domain->cntr_dirty);
-	p4u_list_init(&domain->trig_recs);
+	p4u_list_init(&domain->workers);
+	p4u_list_init(&domain->cntrs);
 
 	memcpy(domain->ifname, iface.name, sizeof(domain->ifname));
 	domain->ifaddr = iface.addr;
@@ -224,29 +191,39 @@ int p4f_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	if (p4f_params.progress_thread)
 		domain->data_progress = FI_PROGRESS_AUTO;
 	domain->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
-	p4u_lock_init(&domain->lock,
-		      p4f_domain_lock_needed(domain->threading,
-					     domain->data_progress));
+	domain->locked = p4f_domain_locked(domain->threading,
+					   domain->data_progress);
+	ret = p4f_mr_table_create(domain->locked, &domain->mr_table);
+	if (ret)
+		goto err_freeinfo;
+	p4u_lock_init(&domain->lock, domain->locked);
 	atomic_init(&domain->ref, 0);
+	ret = p4e_dom_create(&(struct p4e_dom_attr){ .locked = domain->locked },
+			     &domain->edom);
+	if (ret)
+		goto err_lock;
 
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
 	domain->domain_fid.fid.ops = &p4f_domain_fi_ops;
 	domain->domain_fid.ops = &p4f_domain_ops;
 	domain->domain_fid.mr = &p4f_mr_ops;
-	if (domain->data_progress == FI_PROGRESS_AUTO) {
-		ret = p4f_progress_start(domain);
+	if (!p4f_domain_worker_per_ep(domain->threading,
+				      domain->data_progress)) {
+		ret = p4f_worker_open(domain, domain->data_progress ==
+				      FI_PROGRESS_AUTO, &domain->worker);
 		if (ret)
-			goto err_lock;
+			goto err_edom;
+		p4u_list_insert_tail(&domain->workers, &domain->worker->link);
 	}
 	atomic_fetch_add(&fabric->ref, 1);
 	*domain_p = &domain->domain_fid;
 	return 0;
 
+err_edom:
+	p4e_dom_destroy(domain->edom);
 err_lock:
 	p4u_lock_fini(&domain->lock);
-	p4e_dom_destroy(domain->edom);
-err_mr_table:
 	p4f_mr_table_destroy(domain->mr_table);
 err_freeinfo:
 	fi_freeinfo(domain->info);

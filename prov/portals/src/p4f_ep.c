@@ -1,8 +1,8 @@
 /*
- * p4f_ep.c - the FI_EP_RDM endpoint: creation, binding to CQs, counters,
+ * p4f_ep.c - the FI_EP_RDM endpoint: creation (its NI, on its worker:
+ * its own, or the domain's, docs/design.md §8), binding to CQs, counters,
  * AV and EQ, enabling, naming, options, cancel and close. Data transfer
- * operations live in p4f_msg.c, p4f_tagged.c, p4f_rma.c and p4f_atomic.c
- * as they land; until then their tables answer -FI_ENOSYS.
+ * operations live in p4f_msg.c, p4f_tagged.c, p4f_rma.c and p4f_atomic.c.
  */
 #include <config.h>
 
@@ -68,14 +68,17 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		/* manual progress: the first send to a peer after a progress
 		 * call goes at once, those posted after it leave in one
 		 * writev at the next call (every wait progresses) */
-		.batch_sends = !domain->progress,
+		.batch_sends = domain->data_progress != FI_PROGRESS_AUTO,
+		.worker = ep->worker->ew,
+		.trig_dropped = p4f_trigger_dropped,
+		.trig_dropped_ctx = ep,
 		.rma_chunk = p4f_params.rdzv_chunk,
 		.rma_offer = p4f_params.rdzv_offer,
 		.no_offers = !p4f_params.rdzv_offer,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
 		/* with a progress thread, whichever thread received a message
 		 * may go quiet for long: acknowledge at once */
-		.ack_delay_ns = domain->progress ? 0 :
+		.ack_delay_ns = domain->data_progress == FI_PROGRESS_AUTO ? 0 :
 				p4f_params.ack_delay_us * 1000,
 		.auth_key = p4f_ep_auth_key(ep),
 	};
@@ -95,24 +98,21 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 						 P4F_ACK_SLACK, 1u << 20);
 	attr.desired.max_volatile_size = ep->inject_size;
 	attr.desired.max_unexpected_headers = (uint32_t)p4f_params.unexp_max;
-	p4u_lock_acquire(&domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4e_ni_create(domain->edom, &attr, &ni);
 	if (!ret) {
 		ret = p4e_ni_getname(ni, &bound, &len);
 		if (ret)
 			p4e_ni_destroy(ni);
 	}
-	p4u_lock_release(&domain->lock);
+	if (!ret && ep->ni)
+		p4e_ni_destroy(ep->ni);
+	p4f_ep_unlock(ep);
 	if (ret) {
 		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL,
 			"cannot open the endpoint's network interface: %s\n",
 			fi_strerror(-ret));
 		return ret;
-	}
-	if (ep->ni) {
-		p4u_lock_acquire(&domain->lock);
-		p4e_ni_destroy(ep->ni);
-		p4u_lock_release(&domain->lock);
 	}
 	ep->ni = ni;
 	ep->addr = bound;
@@ -121,17 +121,15 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 
 /* ---- fi_ops ------------------------------------------------------------ */
 
-static int p4f_ep_wait_fds(struct p4f_ep *ep, bool add);
-
 static void p4f_ep_unbind_all(struct p4f_ep *ep)
 {
 	int i;
 
 	/* each direction took its own reference, even on a shared CQ */
 	if (ep->tx_cq)
-		p4f_cq_put(ep->tx_cq);
+		p4f_cq_unbind(ep->tx_cq, ep->worker);
 	if (ep->rx_cq)
-		p4f_cq_put(ep->rx_cq);
+		p4f_cq_unbind(ep->rx_cq, ep->worker);
 	ep->tx_cq = ep->rx_cq = NULL;
 	for (i = 0; i < P4F_CNTR_MAX; i++) {
 		if (ep->cntrs[i])
@@ -146,6 +144,50 @@ static void p4f_ep_unbind_all(struct p4f_ep *ep)
 	ep->eq = NULL;
 }
 
+/*
+ * The endpoint's worker: the domain's, or one of its own that joins the
+ * domain's list and every counter's progress set (counters progress
+ * every worker of their domain).
+ */
+static int p4f_ep_worker_open(struct p4f_ep *ep)
+{
+	struct p4f_domain *domain = ep->domain;
+	int ret;
+
+	if (domain->worker) {
+		p4f_worker_get(domain->worker);
+		ep->worker = domain->worker;
+		return 0;
+	}
+	ret = p4f_worker_open(domain, false, &ep->worker);
+	if (ret)
+		return ret;
+	p4u_lock_acquire(&domain->lock);
+	ret = p4f_cntr_worker_add_all_locked(domain, ep->worker);
+	if (!ret)
+		p4u_list_insert_tail(&domain->workers, &ep->worker->link);
+	p4u_lock_release(&domain->lock);
+	if (ret) {
+		p4f_worker_put(ep->worker);
+		ep->worker = NULL;
+	}
+	return ret;
+}
+
+static void p4f_ep_worker_close(struct p4f_ep *ep)
+{
+	struct p4f_domain *domain = ep->domain;
+
+	if (ep->worker != domain->worker) {
+		p4u_lock_acquire(&domain->lock);
+		p4u_list_remove(&ep->worker->link);
+		p4f_cntr_worker_del_all_locked(domain, ep->worker);
+		p4u_lock_release(&domain->lock);
+	}
+	p4f_worker_put(ep->worker);
+	ep->worker = NULL;
+}
+
 static int p4f_ep_close(struct fid *fid)
 {
 	struct p4f_ep *ep = p4f_ep_of_fid(fid);
@@ -156,19 +198,21 @@ static int p4f_ep_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	p4u_lock_acquire(&ep->domain->lock);
-	if (ep->enabled) {
-		(void)p4f_ep_wait_fds(ep, false);
+	if (ep->enabled)
 		p4u_list_remove(&ep->dom_link);
-	}
 	/* MRs forget this endpoint before its entries go with the NI */
 	p4f_mr_ep_detach_locked(ep);
-	/* the NI fails what is still pending; its events go nowhere now */
+	p4f_ep_lock(ep);
+	p4u_list_remove(&ep->worker_link);
+	/* the NI fails what is still pending and drops its triggered ops;
+	 * its events go nowhere now */
 	p4e_ni_destroy(ep->ni);
-	/* its triggered operations went with it (p4f_trigger.c) */
 	p4f_trigger_ep_fini_locked(ep);
 	p4f_oflow_free_all(ep);
+	p4f_ep_unlock(ep);
 	p4u_lock_release(&ep->domain->lock);
 	p4f_ep_unbind_all(ep);
+	p4f_ep_worker_close(ep);
 	atomic_fetch_sub(&ep->domain->ref, 1);
 	fi_freeinfo(ep->info);
 	free(ep);
@@ -178,6 +222,7 @@ static int p4f_ep_close(struct fid *fid)
 static int p4f_ep_bind_cq(struct p4f_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct p4f_cq *cq = p4f_cq_of(container_of(bfid, struct fid_cq, fid));
+	int ret;
 
 	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
 		return -FI_EBADFLAGS;
@@ -188,15 +233,20 @@ static int p4f_ep_bind_cq(struct p4f_ep *ep, struct fid *bfid, uint64_t flags)
 		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL, "CQ already bound\n");
 		return -FI_EINVAL;
 	}
+	/* the CQ progresses (and wakes for) this endpoint's worker */
 	if (flags & FI_TRANSMIT) {
+		ret = p4f_cq_bind(cq, ep->worker);
+		if (ret)
+			return ret;
 		ep->tx_cq = cq;
 		ep->tx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
-		p4f_cq_get(cq);
 	}
 	if (flags & FI_RECV) {
+		ret = p4f_cq_bind(cq, ep->worker);
+		if (ret)
+			return ret;
 		ep->rx_cq = cq;
 		ep->rx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
-		p4f_cq_get(cq);
 	}
 	return 0;
 }
@@ -298,60 +348,6 @@ static int p4f_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
-/*
- * Who sleeps on the NI's transport wait fd: every CQ and counter bound to
- * the endpoint that has a wait object (so fi_cq_sread, fi_cntr_wait,
- * fi_wait and an application's poll on FI_GETWAIT's fd wake when the
- * network has data, and under manual progress the woken thread makes the
- * progress), and the domain's progress thread if it runs. Bindings are
- * complete at fi_enable (bind after enable is refused), so the fd is added
- * once then, and removed at fi_close before the NI closes it. An object
- * bound twice (one CQ for both directions, one counter for several
- * events) holds the fd once. Domain lock held.
- */
-static int p4f_ep_wait_fds(struct p4f_ep *ep, bool add)
-{
-	struct p4f_wait *waits[2 + P4F_CNTR_MAX], *wait;
-	int fd = p4e_ni_wait_fd(ep->ni), i, j, n = 0, ret;
-
-	p4u_lock_assert_held(&ep->domain->lock);
-	if (fd < 0)
-		return 0;
-	for (i = 0; i < 2 + P4F_CNTR_MAX; i++) {
-		if (i == 0)
-			wait = ep->tx_cq ? p4f_cq_waitobj(ep->tx_cq) : NULL;
-		else if (i == 1)
-			wait = ep->rx_cq ? p4f_cq_waitobj(ep->rx_cq) : NULL;
-		else
-			wait = ep->cntrs[i - 2] ?
-			       p4f_cntr_waitobj(ep->cntrs[i - 2]) : NULL;
-		for (j = 0; wait && j < n; j++)
-			if (waits[j] == wait)
-				wait = NULL;
-		if (wait)
-			waits[n++] = wait;
-	}
-	if (!add) {
-		for (i = 0; i < n; i++)
-			p4f_wait_del_fd(waits[i], fd);
-		p4f_progress_del_fd_locked(ep->domain, fd);
-		return 0;
-	}
-	/* a waiter that missed the fd would sleep through arrivals: fail */
-	for (i = 0; i < n; i++) {
-		ret = p4f_wait_add_fd(waits[i], fd);
-		if (ret)
-			goto err_del;
-	}
-	ret = p4f_progress_add_fd_locked(ep->domain, fd);
-	if (!ret)
-		return 0;
-err_del:
-	while (i-- > 0)
-		p4f_wait_del_fd(waits[i], fd);
-	return ret;
-}
-
 /* PTs, MDs and overflow buffers: what the data path needs. */
 static int p4f_ep_engine_setup_locked(struct p4f_ep *ep)
 {
@@ -391,10 +387,7 @@ static int p4f_ep_engine_setup_locked(struct p4f_ep *ep)
 	if (ret)
 		return ret;
 	md.options = P4E_MD_VOLATILE;
-	ret = p4e_md_bind(ep->ni, &md, &ep->md_rma_volatile);
-	if (ret)
-		return ret;
-	return p4f_mr_ep_attach_locked(ep);
+	return p4e_md_bind(ep->ni, &md, &ep->md_rma_volatile);
 }
 
 static int p4f_ep_enable(struct p4f_ep *ep)
@@ -409,13 +402,18 @@ static int p4f_ep_enable(struct p4f_ep *ep)
 		return -FI_ENOAV;
 	}
 	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_ep_engine_setup_locked(ep);
-	if (!ret)
-		ret = p4f_ep_wait_fds(ep, true);
 	if (!ret) {
 		ep->enabled = true;
-		p4u_list_insert_tail(&ep->domain->eps, &ep->dom_link);
+		p4u_list_insert_tail(&ep->worker->eps, &ep->worker_link);
 	}
+	p4f_ep_unlock(ep);
+	/* MRs registered so far get entries on the new RMA PT */
+	if (!ret)
+		ret = p4f_mr_ep_attach_locked(ep);
+	if (!ret)
+		p4u_list_insert_tail(&ep->domain->eps, &ep->dom_link);
 	p4u_lock_release(&ep->domain->lock);
 	if (ret)
 		FI_WARN(&p4f_prov, FI_LOG_EP_CTRL, "fi_enable failed: %s\n",
@@ -479,11 +477,12 @@ static ssize_t p4f_ep_cancel(fid_t fid, void *context)
 	struct p4f_ep *ep = p4f_ep_of_fid(fid);
 	ssize_t ret;
 
+	ep = p4f_ep_data(ep);
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_ep_cancel_locked(ep, context);
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -642,6 +641,7 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->inject_size = info->tx_attr && info->tx_attr->inject_size ?
 		info->tx_attr->inject_size : p4f_params.inject_size;
 	p4u_list_init(&ep->dom_link);
+	p4u_list_init(&ep->worker_link);
 	p4u_list_init(&ep->oflow_repost);
 	ep->rx_sink.eq.ops = &p4f_sink_rx_ops;
 	ep->rx_sink.ep = ep;
@@ -649,9 +649,12 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->tx_sink.ep = ep;
 	ep->rma_sink.eq.ops = &p4f_sink_rma_ops;
 	ep->rma_sink.ep = ep;
-	ret = p4f_ep_ni_open(ep, &addr);
+	ret = p4f_ep_worker_open(ep);
 	if (ret)
 		goto err_freeinfo;
+	ret = p4f_ep_ni_open(ep, &addr);
+	if (ret)
+		goto err_worker;
 
 	ep->caps = info->caps;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
@@ -673,6 +676,8 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	*ep_p = &ep->ep_fid;
 	return 0;
 
+err_worker:
+	p4f_ep_worker_close(ep);
 err_freeinfo:
 	fi_freeinfo(ep->info);
 err_free:

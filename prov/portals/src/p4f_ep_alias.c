@@ -344,6 +344,7 @@ int p4f_ep_alias_open(struct p4f_ep *ep, struct fi_alias *arg)
 		return -FI_ENOMEM;
 	alias->parent = ep;
 	alias->domain = ep->domain;
+	alias->worker = ep->worker;	/* the parent outlives its aliases */
 	alias->info = ep->info;		/* the parent's: never freed here */
 	alias->caps = ep->caps;
 	alias->tx_op_flags = ep->tx_op_flags;

@@ -31,7 +31,11 @@
  * own; they are kept next to the MR (struct p4f_mr_full) and dropped at
  * fi_close.
  *
- * The key table and every MR are guarded by domain->lock (p4f.h).
+ * Locks (p4f.h): the list of MRs, registration, publishing and
+ * withdrawal run under domain->lock, taking each endpoint's worker lock in
+ * turn to append or unlink its entries; the key table, each MR's enabled
+ * flag and counter binding are guarded by the table's own lock, a leaf the
+ * RMA sink takes (under a worker lock) to count a remote access.
  */
 #include <config.h>
 
@@ -64,7 +68,8 @@ struct p4f_mr_full {
 };
 
 struct p4f_mr_table {
-	struct p4u_list mrs;	/* every MR, enabled or not */
+	struct p4u_lock lock;	/* keys, enabled flags, counter bindings */
+	struct p4u_list mrs;	/* every MR, enabled or not (domain lock) */
 	struct p4u_hash keys;	/* struct p4f_mr by key, enabled or not */
 	uint32_t counter;	/* provider keys issued (low half) */
 	uint32_t secret;	/* scrambles the counter */
@@ -91,7 +96,7 @@ static void p4f_mr_table_seed(struct p4f_mr_table *table)
 	table->rng = seed[1];
 }
 
-int p4f_mr_table_create(struct p4f_mr_table **table_p)
+int p4f_mr_table_create(bool locked, struct p4f_mr_table **table_p)
 {
 	struct p4f_mr_table *table;
 	int ret;
@@ -106,6 +111,7 @@ int p4f_mr_table_create(struct p4f_mr_table **table_p)
 	}
 	p4f_mr_table_seed(table);
 	p4u_list_init(&table->mrs);
+	p4u_lock_init(&table->lock, locked);
 	*table_p = table;
 	return 0;
 }
@@ -116,6 +122,7 @@ void p4f_mr_table_destroy(struct p4f_mr_table *table)
 		return;
 	/* the domain closes only when no MR is left */
 	p4u_hash_fini(&table->keys);
+	p4u_lock_fini(&table->lock);
 	free(table);
 }
 
@@ -131,13 +138,35 @@ static struct p4f_mr *p4f_mr_find_locked(struct p4f_mr_table *table,
 	return NULL;
 }
 
-struct p4f_mr *p4f_mr_lookup_locked(struct p4f_domain *domain, uint64_t key)
+struct p4f_mr *p4f_mr_lookup(struct p4f_domain *domain, uint64_t key)
 {
 	struct p4f_mr *mr;
 
-	p4u_lock_assert_held(&domain->lock);
+	p4u_lock_acquire(&domain->mr_table->lock);
 	mr = p4f_mr_find_locked(domain->mr_table, key);
-	return mr && mr->enabled ? mr : NULL;
+	if (mr && !mr->enabled)
+		mr = NULL;
+	p4u_lock_release(&domain->mr_table->lock);
+	return mr;
+}
+
+void p4f_mr_count_remote(struct p4f_domain *domain, uint64_t key,
+			 uint64_t access, bool ok)
+{
+	struct p4f_mr_table *table = domain->mr_table;
+	struct p4f_mr *mr;
+
+	/* under the table lock: an MR closing meanwhile keeps its counter
+	 * (and the counter its life) until it has left the table */
+	p4u_lock_acquire(&table->lock);
+	mr = p4f_mr_find_locked(table, key);
+	if (mr && mr->enabled && mr->cntr && (mr->cntr_flags & access)) {
+		if (ok)
+			p4f_cntr_inc(mr->cntr, 1);
+		else
+			p4f_cntr_inc_err(mr->cntr, 1);
+	}
+	p4u_lock_release(&table->lock);
 }
 
 /* A bijection on 32 bits: distinct counters give distinct results. */
@@ -181,28 +210,40 @@ static uint64_t p4f_mr_mode(const struct p4f_domain *domain)
 	return domain->mr_mode;
 }
 
-static int p4f_mr_key_assign_locked(struct p4f_domain *domain,
-				    struct p4f_mr *mr, uint64_t requested_key)
+static int p4f_mr_key_assign(struct p4f_domain *domain, struct p4f_mr *mr,
+			     uint64_t requested_key)
 {
 	struct p4f_mr_table *table = domain->mr_table;
 	uint64_t key;
+	int ret = 0;
 
+	p4u_lock_acquire(&table->lock);
 	if (p4f_mr_mode(domain) & FI_MR_PROV_KEY) {
 		key = p4f_mr_key_new_locked(table);
 	} else {
-		if (requested_key == FI_KEY_NOTAVAIL)
-			return -FI_EKEYREJECTED;
-		if (p4f_mr_find_locked(table, requested_key)) {
+		if (requested_key == FI_KEY_NOTAVAIL) {
+			ret = -FI_EKEYREJECTED;
+		} else if (p4f_mr_find_locked(table, requested_key)) {
 			FI_INFO(&p4f_prov, FI_LOG_MR,
 				"key %#" PRIx64 " already in use\n",
 				requested_key);
-			return -FI_ENOKEY;
+			ret = -FI_ENOKEY;
 		}
 		key = requested_key;
 	}
-	mr->mr_fid.key = key;
-	p4u_hash_insert(&table->keys, &mr->node, p4u_hash_u64(key));
-	return 0;
+	if (!ret) {
+		mr->mr_fid.key = key;
+		p4u_hash_insert(&table->keys, &mr->node, p4u_hash_u64(key));
+	}
+	p4u_lock_release(&table->lock);
+	return ret;
+}
+
+static void p4f_mr_key_remove(struct p4f_domain *domain, struct p4f_mr *mr)
+{
+	p4u_lock_acquire(&domain->mr_table->lock);
+	p4u_hash_remove(&domain->mr_table->keys, &mr->node);
+	p4u_lock_release(&domain->mr_table->lock);
 }
 
 /* ---- address checks ---------------------------------------------------- */
@@ -290,7 +331,8 @@ static void p4f_mr_me_desc(const struct p4f_mr *mr, size_t i, size_t n,
  * this endpoint's NI (it may already be off the domain's list, at
  * fi_close) until the pull finished or failed, which the peer timeout
  * bounds. Past that the entry is left to the NI's destruction; its events
- * find the MR by key (p4f_sink_rma.c), so nothing dangles.
+ * find the MR by key (p4f_sink_rma.c), so nothing dangles. Domain lock
+ * held; takes the endpoint's worker lock.
  */
 static void p4f_mr_ep_unlink_locked(struct p4f_mr_ep *rec)
 {
@@ -298,6 +340,7 @@ static void p4f_mr_ep_unlink_locked(struct p4f_mr_ep *rec)
 	uint64_t deadline = p4u_time_ms() + p4f_params.peer_timeout_ms + 1000;
 	int ret;
 
+	p4f_ep_lock(ep);
 	while (rec->count) {
 		while ((ret = p4e_me_unlink(ep->ni, rec->me[rec->count - 1],
 					    0)) == -FI_EBUSY &&
@@ -309,6 +352,7 @@ static void p4f_mr_ep_unlink_locked(struct p4f_mr_ep *rec)
 				fi_strerror(-ret));
 		rec->count--;
 	}
+	p4f_ep_unlock(ep);
 }
 
 /* Only MRs a peer may access get entries: an access to one without
@@ -332,6 +376,7 @@ static int p4f_mr_ep_add_locked(struct p4f_mr *mr, struct p4f_ep *ep)
 	if (!rec)
 		return -FI_ENOMEM;
 	rec->ep = ep;
+	p4f_ep_lock(ep);
 	for (i = 0; i < n; i++) {
 		if (!mr->iov[i].iov_len && i != n - 1)
 			continue;	/* nothing to reach there */
@@ -343,6 +388,7 @@ static int p4f_mr_ep_add_locked(struct p4f_mr *mr, struct p4f_ep *ep)
 			break;
 		rec->count++;
 	}
+	p4f_ep_unlock(ep);
 	if (ret) {
 		FI_WARN(&p4f_prov, FI_LOG_MR, "cannot expose MR: %s\n",
 			fi_strerror(-ret));
@@ -392,6 +438,7 @@ int p4f_mr_ep_attach_locked(struct p4f_ep *ep)
 	p4u_lock_assert_held(&ep->domain->lock);
 	p4u_list_foreach_entry(&ep->domain->mr_table->mrs, mr, struct p4f_mr,
 			       link) {
+		/* enabled changes under the domain lock too: no race */
 		if (!mr->enabled || !p4f_mr_is_remote(mr))
 			continue;
 		ret = p4f_mr_ep_add_locked(mr, ep);
@@ -479,7 +526,7 @@ static int p4f_mr_close(struct fid *fid)
 	/* the key leaves the table and the wire first: no lookup and no
 	 * remote access can reach mr after */
 	p4u_lock_acquire(&domain->lock);
-	p4u_hash_remove(&domain->mr_table->keys, &mr->node);
+	p4f_mr_key_remove(domain, mr);
 	p4f_mr_unpublish_locked(mr);
 	p4u_list_remove(&mr->link);
 	p4u_lock_release(&domain->lock);
@@ -532,9 +579,9 @@ static int p4f_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (!cntr)
 		return -FI_EINVAL;
 
-	p4u_lock_acquire(&mr->domain->lock);
+	p4u_lock_acquire(&mr->domain->mr_table->lock);
 	ret = p4f_mr_bind_cntr_locked(mr, cntr, flags);
-	p4u_lock_release(&mr->domain->lock);
+	p4u_lock_release(&mr->domain->mr_table->lock);
 	return ret;
 }
 
@@ -548,8 +595,10 @@ static int p4f_mr_control(struct fid *fid, int command, void *arg)
 		p4u_lock_acquire(&mr->domain->lock);
 		ret = mr->enabled ? 0 : p4f_mr_publish_locked(mr);
 		if (!ret) {
+			p4u_lock_acquire(&mr->domain->mr_table->lock);
 			mr->enabled = true;
 			mr->bind_closed = true;
+			p4u_lock_release(&mr->domain->mr_table->lock);
 		}
 		p4u_lock_release(&mr->domain->lock);
 		return ret;
@@ -724,11 +773,11 @@ static int p4f_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	}
 
 	p4u_lock_acquire(&domain->lock);
-	ret = p4f_mr_key_assign_locked(domain, mr, attr->requested_key);
+	ret = p4f_mr_key_assign(domain, mr, attr->requested_key);
 	if (!ret && mr->enabled) {
 		ret = p4f_mr_publish_locked(mr);
 		if (ret)
-			p4u_hash_remove(&domain->mr_table->keys, &mr->node);
+			p4f_mr_key_remove(domain, mr);
 	}
 	if (!ret)
 		p4u_list_insert_tail(&domain->mr_table->mrs, &mr->link);

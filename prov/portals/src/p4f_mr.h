@@ -23,7 +23,8 @@
  * why entries and not a lookup hook), so a remote access is matched by key
  * in O(1) by the engine's hashed matching.
  *
- * MRs are guarded by domain->lock (p4f.h).
+ * Locks: domain->lock for registration and publishing, the key table's
+ * own lock (a leaf) for lookups by key (p4f_mr.c).
  */
 #ifndef P4F_MR_H
 #define P4F_MR_H
@@ -42,7 +43,7 @@ struct p4f_mr {
 	size_t length;			/* sum of iov lengths */
 	struct p4f_cntr *cntr;		/* fi_mr_bind: counts remote accesses */
 	uint64_t cntr_flags;		/* FI_REMOTE_WRITE | FI_REMOTE_READ */
-	bool enabled;			/* visible to p4f_mr_lookup_locked */
+	bool enabled;			/* visible to p4f_mr_count_remote */
 	bool bind_closed;		/* fi_mr_enable was called */
 	struct p4u_list link;		/* in the table's list of MRs */
 	struct p4u_list eps;		/* struct p4f_mr_ep: its RMA entries */
@@ -50,12 +51,20 @@ struct p4f_mr {
 
 struct p4f_mr_table;
 
-int p4f_mr_table_create(struct p4f_mr_table **table_p);
+int p4f_mr_table_create(bool locked, struct p4f_mr_table **table_p);
 void p4f_mr_table_destroy(struct p4f_mr_table *table);
 /* fi_ops_mr of a domain */
 extern struct fi_ops_mr p4f_mr_ops;
-/* The enabled MR with key, or NULL. With the domain lock held; O(1). */
-struct p4f_mr *p4f_mr_lookup_locked(struct p4f_domain *domain, uint64_t key);
+/* The enabled MR with key, or NULL (valid while the caller keeps it
+ * open). O(1); takes the key table's lock. */
+struct p4f_mr *p4f_mr_lookup(struct p4f_domain *domain, uint64_t key);
+/*
+ * A remote access (FI_REMOTE_READ or FI_REMOTE_WRITE) to the enabled MR
+ * with key, ok or failed: counted on the MR's counter if it has one bound
+ * for that access. O(1); takes the key table's lock.
+ */
+void p4f_mr_count_remote(struct p4f_domain *domain, uint64_t key,
+			 uint64_t access, bool ok);
 
 /*
  * May a peer access [addr, addr + len) of mr with access (FI_REMOTE_READ

@@ -48,7 +48,7 @@ int p4f_rma_prep_locked(struct p4f_ep *ep, const struct p4f_rma_args *a,
 	size_t len;
 	int ret;
 
-	p4u_lock_assert_held(&ep->domain->lock);
+	p4f_worker_assert_held(ep->worker);
 	if (a->flags & ~P4F_RMA_OP_FLAGS & ~(uint64_t)FI_TRIGGER)
 		return -FI_EBADFLAGS;
 	if (!p4f_rma_iov_ok(a->iov, a->count, &len))
@@ -60,7 +60,7 @@ int p4f_rma_prep_locked(struct p4f_ep *ep, const struct p4f_rma_args *a,
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	memset(x, 0, sizeof(*x));
-	ret = p4f_av_peer_locked(ep->av, a->addr, &x->target);
+	ret = p4f_av_peer(ep->av, a->addr, &x->target);
 	if (ret)
 		return ret;
 	x->pt_index = P4F_PT_RMA;
@@ -94,7 +94,7 @@ static bool p4f_rma_room_locked(struct p4f_ep *ep, uint64_t flags)
 	if (ep->tx_pending < ep->tx_size &&
 	    (!(flags & FI_FENCE) || !ep->tx_pending))
 		return true;
-	p4f_domain_progress(ep->domain);
+	p4f_worker_progress_locked(ep->worker);
 	return false;
 }
 
@@ -111,7 +111,7 @@ static ssize_t p4f_rma_post(struct p4f_ep *ep, const struct p4f_rma_args *a,
 	ep = p4f_ep_data(ep);	/* an alias: its flags are in a already */
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_rma_prep_locked(ep, a, write, &x);
 	if (ret)
 		goto out;
@@ -125,9 +125,9 @@ static ssize_t p4f_rma_post(struct p4f_ep *ep, const struct p4f_rma_args *a,
 	if (ret)
 		ep->tx_pending--;
 	if (ret == -FI_EAGAIN)
-		p4f_domain_progress(ep->domain);
+		p4f_worker_progress_locked(ep->worker);
 out:
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 

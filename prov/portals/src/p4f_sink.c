@@ -2,12 +2,13 @@
  * p4f_sink.c - where engine events become libfabric completions: the
  * endpoint's two event sinks (receives: events of its PTs; sends: events
  * of its MDs) write CQ entries and count on the bound counters straight
- * from the event (DESIGN.md §2), and the overflow buffers that hold
+ * from the event (docs/design.md §2), and the overflow buffers that hold
  * unexpected eager data go back to the engine once it has freed them.
  *
- * Sinks run inside engine calls with the domain lock held: they must not
- * call back into the engine. What needs the engine (reposting a buffer)
- * is queued and done by p4f_domain_progress afterwards.
+ * Sinks run inside engine calls with the endpoint's worker lock held: they
+ * must not call back into the engine. What needs the engine (reposting a
+ * buffer) is queued and done by the worker's progress afterwards
+ * (p4f_worker.c). CQs and counters take their own locks.
  */
 #include <config.h>
 
@@ -45,9 +46,9 @@ static int p4f_sink_errno(uint8_t fail)
 	}
 }
 
-fi_addr_t p4f_ep_src_addr_locked(struct p4f_ep *ep, uint32_t peer)
+fi_addr_t p4f_ep_src_addr(struct p4f_ep *ep, uint32_t peer)
 {
-	return ep->av ? p4f_av_peer_addr_locked(ep->av, peer) :
+	return ep->av ? p4f_av_peer_addr(ep->av, peer) :
 			FI_ADDR_NOTAVAIL;
 }
 
@@ -67,7 +68,7 @@ static void p4f_sink_error(struct p4f_cq *cq, void *context, uint64_t flags,
 	};
 
 	if (cq)
-		p4f_cq_write_error_locked(cq, &e);
+		p4f_cq_write_error(cq, &e);
 }
 
 static bool p4f_sink_wanted(uint64_t cq_flags, uint64_t op_flags)
@@ -84,9 +85,9 @@ static void p4f_sink_cntr(struct p4f_ep *ep, enum p4f_ep_cntr_slot slot,
 	if (!cntr)
 		return;
 	if (ok)
-		p4f_cntr_inc_locked(cntr, 1);
+		p4f_cntr_inc(cntr, 1);
 	else
-		p4f_cntr_inc_err_locked(cntr, 1);
+		p4f_cntr_inc_err(cntr, 1);
 }
 
 /* ---- receives ------------------------------------------------------------ */
@@ -124,8 +125,8 @@ static void p4f_sink_recv(struct p4f_ep *ep, const struct p4e_event *ev)
 	if (!ep->rx_cq || !p4f_sink_wanted(ep->rx_cq_flags, ev->user_flags))
 		return;
 	if (ep->caps & FI_SOURCE)
-		src = p4f_ep_src_addr_locked(ep, ev->initiator);
-	p4f_cq_write_locked(ep->rx_cq, ev->user_ptr, flags, ev->mlength,
+		src = p4f_ep_src_addr(ep, ev->initiator);
+	p4f_cq_write(ep->rx_cq, ev->user_ptr, flags, ev->mlength,
 			    ev->start, data, tag, src);
 }
 
@@ -149,9 +150,9 @@ static void p4f_sink_peek(struct p4f_ep *ep, const struct p4e_event *ev)
 	if (ev->user_flags & FI_DISCARD)
 		ep->peek_discard = ev->uh_handle;
 	if (ep->caps & FI_SOURCE)
-		src = p4f_ep_src_addr_locked(ep, ev->initiator);
+		src = p4f_ep_src_addr(ep, ev->initiator);
 	if (ep->rx_cq)
-		p4f_cq_write_locked(ep->rx_cq, ev->user_ptr, flags, ev->rlength,
+		p4f_cq_write(ep->rx_cq, ev->user_ptr, flags, ev->rlength,
 				    NULL,
 				    (ev->flags & P4E_EVENT_F_HDR_DATA) ?
 					    ev->hdr_data : 0,
@@ -180,7 +181,7 @@ static void p4f_sink_unlinked(struct p4f_ep *ep, const struct p4e_event *ev)
 	 */
 	ep->rx_pending--;
 	if (ep->rx_cq)
-		p4f_cq_write_locked(ep->rx_cq, ev->user_ptr, FI_MULTI_RECV, 0,
+		p4f_cq_write(ep->rx_cq, ev->user_ptr, FI_MULTI_RECV, 0,
 				    NULL, 0, 0, FI_ADDR_NOTAVAIL);
 }
 
@@ -248,7 +249,7 @@ static void p4f_sink_send_done(struct p4f_ep *ep, const struct p4e_event *ev)
 	if ((flags & P4F_XFER_INJECT_CALL) || !ep->tx_cq ||
 	    !p4f_sink_wanted(ep->tx_cq_flags, flags))
 		return;
-	p4f_cq_write_locked(ep->tx_cq, ev->user_ptr, flags & P4F_CQ_FLAGS, 0,
+	p4f_cq_write(ep->tx_cq, ev->user_ptr, flags & P4F_CQ_FLAGS, 0,
 			    NULL, 0, 0, FI_ADDR_NOTAVAIL);
 }
 

@@ -19,7 +19,8 @@
  * of its iovs: FI_EINVAL; the peer is gone: FI_EIO. prov_errno is the
  * engine's failure kind.
  *
- * Runs inside engine calls with the domain lock held: no engine calls.
+ * Runs inside engine calls with the endpoint's worker lock held: no
+ * engine calls.
  */
 #include <config.h>
 
@@ -51,9 +52,9 @@ static void p4f_sink_rma_count(struct p4f_cntr *cntr, bool ok)
 	if (!cntr)
 		return;
 	if (ok)
-		p4f_cntr_inc_locked(cntr, 1);
+		p4f_cntr_inc(cntr, 1);
 	else
-		p4f_cntr_inc_err_locked(cntr, 1);
+		p4f_cntr_inc_err(cntr, 1);
 }
 
 /* ---- target ------------------------------------------------------------- */
@@ -71,21 +72,18 @@ static uint64_t p4f_sink_rma_access(const struct p4e_event *ev)
 
 static void p4f_sink_rma_target(struct p4f_ep *ep, const struct p4e_event *ev)
 {
-	/* by key: O(1), and an MR closed meanwhile is simply not found */
-	const struct p4f_mr *mr = p4f_mr_lookup_locked(ep->domain,
-						       ev->match_bits);
 	uint64_t access = p4f_sink_rma_access(ev);
 	bool ok = ev->ni_fail_type == P4E_NI_OK;
 
 	p4f_sink_rma_count(ep->cntrs[access == FI_REMOTE_READ ?
 				     P4F_CNTR_REMOTE_READ :
 				     P4F_CNTR_REMOTE_WRITE], ok);
-	if (mr && mr->cntr && (mr->cntr_flags & access))
-		p4f_sink_rma_count(mr->cntr, ok);
+	/* by key: O(1), and an MR closed meanwhile is simply not found */
+	p4f_mr_count_remote(ep->domain, ev->match_bits, access, ok);
 	/* fi_cq(3): remote CQ data always makes an entry on the rx CQ */
 	if (ok && ev->type == P4E_EVENT_PUT &&
 	    (ev->flags & P4E_EVENT_F_HDR_DATA) && ep->rx_cq)
-		p4f_cq_write_locked(ep->rx_cq, NULL,
+		p4f_cq_write(ep->rx_cq, NULL,
 				    FI_REMOTE_WRITE | FI_RMA |
 				    FI_REMOTE_CQ_DATA,
 				    ev->mlength, NULL, ev->hdr_data, 0,
@@ -112,14 +110,14 @@ static void p4f_sink_rma_done(struct p4f_ep *ep, const struct p4e_event *ev)
 		/* an inject call has no completion, but its failure is
 		 * still news the application must get */
 		if (ep->tx_cq)
-			p4f_cq_write_error_locked(ep->tx_cq, &e);
+			p4f_cq_write_error(ep->tx_cq, &e);
 		return;
 	}
 	if ((flags & P4F_XFER_INJECT_CALL) || !ep->tx_cq ||
 	    ((ep->tx_cq_flags & FI_SELECTIVE_COMPLETION) &&
 	     !(flags & FI_COMPLETION)))
 		return;
-	p4f_cq_write_locked(ep->tx_cq, ev->user_ptr, flags & P4F_RMA_CQ_FLAGS,
+	p4f_cq_write(ep->tx_cq, ev->user_ptr, flags & P4F_RMA_CQ_FLAGS,
 			    0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
 }
 

@@ -1,6 +1,6 @@
 /*
  * p4f_trigger.c - triggered operations (fi_trigger(3)) on the engine's
- * triggered-op lists (DESIGN.md §3):
+ * triggered-op lists (docs/design.md §3):
  *
  *   - the FI_TRIGGER flag with a struct fi_triggered_context
  *     (FI_TRIGGER_THRESHOLD): fires when the counter's *success* value
@@ -13,16 +13,14 @@
  *     CT of a per-endpoint MD, or of the receive's ME). Everything the
  *     request points to is copied before the call returns.
  *
- * The engine cannot cancel one triggered operation, only every one
- * waiting on a CT; and it does not say when one fired. So each pending
- * operation also has a record here: in domain->trig_recs in post order,
- * and in its counter's list for its rule, by threshold (FIFO among
- * equals), which the counter's CT notification walks exactly as the
- * engine collects what is due: a record that becomes due is dropped (its
- * operation fired). FI_CANCEL_WORK cancels the CT's operations in the
- * engine and posts the survivors again, in their post order. Records also
- * give back the tx/rx slots of operations cancelled before they fire.
- * Domain lock held throughout.
+ * The engine keeps every pending operation: each is posted with the
+ * deferred-work descriptor as its cookie, so FI_CANCEL_WORK cancels
+ * exactly the matching ones (p4e_trig_cancel) and FI_FLUSH_WORK every one
+ * of a counter. An operation that will report a completion takes a tx
+ * (rx) slot at post, marked P4F_XFER_SLOT in its flags; one cancelled
+ * before it fires gives the slot back through the NI's trig_dropped
+ * callback. The data-path entry points run with the endpoint's worker
+ * lock held.
  *
  * RMA and atomics are built by the RMA layer's *_prep_locked functions
  * (p4f_rma.h), as for an immediate post. Not here: more than one remote
@@ -35,36 +33,53 @@
 
 #include "p4f.h"
 
-enum p4f_trig_kind {
-	P4F_TRIG_XFER,		/* put / get / atomic / fetch / swap */
-	P4F_TRIG_APPEND,	/* a receive */
-	P4F_TRIG_CT_INC,
-	P4F_TRIG_CT_SET,
-};
+/* The engine's description of when an op fires. */
+static int p4f_trig_of(struct p4f_ep *ep, const struct p4f_trig_req *req,
+		       void *context, uint64_t flags, struct p4e_trig *trig)
+{
+	struct fi_triggered_context *tc = context;
+	struct p4f_cntr *cntr;
+	uint64_t threshold;
 
-struct p4f_trig_rec {
-	struct p4u_list link;		/* in domain->trig_recs */
-	struct p4u_list clink;		/* in the counter's list, by threshold */
-	enum p4f_trig_kind kind;
-	struct p4f_cntr *cntr;		/* triggering counter */
-	struct p4e_trig trig;
-	const void *work;		/* fi_deferred_work, or NULL */
-	struct p4f_ep *ep;		/* data ops: the data endpoint */
-	bool counted_tx, counted_rx;	/* holds a tx / rx slot */
-	/* P4F_TRIG_XFER */
-	enum p4f_trig_xfer_op op;
-	struct p4e_xfer xfer;
-	/* P4F_TRIG_APPEND: desc.start points into iov when it is an iovec */
-	uint32_t pt;
-	struct p4e_me_desc desc;
-	struct iovec iov[P4F_IOV_LIMIT];	/* and xfer.iov, for XFER */
-	void *user_ptr;
-	uint64_t user_flags;
-	uint64_t me;
-	/* P4F_TRIG_CT_*: a handle, not a pointer: the target may close */
-	uint64_t target_ct;
-	struct p4e_ct_event val;
-};
+	if (req) {
+		cntr = req->cntr;
+		threshold = req->threshold;
+	} else {
+		if (!tc || !(flags & FI_TRIGGER))
+			return -FI_EINVAL;
+		if (tc->event_type != FI_TRIGGER_THRESHOLD)
+			return -FI_ENOSYS;
+		if (!tc->trigger.threshold.cntr)
+			return -FI_EINVAL;
+		cntr = p4f_cntr_of(tc->trigger.threshold.cntr);
+		threshold = tc->trigger.threshold.threshold;
+	}
+	if (!cntr || p4f_cntr_domain(cntr) != ep->domain)
+		return -FI_EINVAL;
+	*trig = (struct p4e_trig){
+		.ct = p4f_cntr_ct(cntr),
+		.threshold = threshold,
+		/* FI_TRIGGER: success only (fi_portals.7); deferred:
+		 * success + error */
+		.flags = req ? 0 : P4E_TRIG_SUCCESS_ONLY,
+		/* FI_CANCEL_WORK names the descriptor */
+		.cookie = req ? (uint64_t)(uintptr_t)req->work : 0,
+	};
+	return 0;
+}
+
+void p4f_trigger_dropped(void *ctx, void *user_ptr, uint64_t user_flags)
+{
+	struct p4f_ep *ep = ctx;
+
+	(void)user_ptr;
+	if (!(user_flags & P4F_XFER_SLOT))
+		return;
+	if (user_flags & FI_RECV)
+		ep->rx_pending--;
+	else
+		ep->tx_pending--;
+}
 
 /* The MDs deferred sends use: eq and completion CT differ per request. */
 struct p4f_trig_md {
@@ -78,178 +93,6 @@ struct p4f_ep_trig {
 	struct p4f_trig_md *mds;
 	size_t nmds, cap;
 };
-
-/* ---- records ------------------------------------------------------------ */
-
-static bool p4f_trig_rec_due(const struct p4f_trig_rec *rec,
-			     const struct p4e_ct_event *ev)
-{
-	uint64_t value = ev->success;
-
-	if (!(rec->trig.flags & P4E_TRIG_SUCCESS_ONLY))
-		value += ev->failure;
-	return value >= rec->trig.threshold;
-}
-
-/* Forget a record; an op that never fired gives its slot back. */
-static void p4f_trig_rec_free(struct p4f_trig_rec *rec, bool fired)
-{
-	if (!fired && rec->counted_tx)
-		rec->ep->tx_pending--;
-	if (!fired && rec->counted_rx)
-		rec->ep->rx_pending--;
-	p4u_list_remove(&rec->link);
-	p4u_list_remove(&rec->clink);
-	free(rec);
-}
-
-/* Into the counter's list for its rule, after every equal threshold. */
-static void p4f_trig_rec_link_cntr(struct p4f_trig_rec *rec)
-{
-	struct p4u_list *list = p4f_cntr_trig_list(rec->cntr,
-		rec->trig.flags & P4E_TRIG_SUCCESS_ONLY);
-	struct p4u_list *pos = list->prev;
-
-	while (pos != list &&
-	       container_of(pos, struct p4f_trig_rec, clink)->trig.threshold >
-		       rec->trig.threshold)
-		pos = pos->prev;
-	p4u_list_insert_between(&rec->clink, pos, pos->next);
-}
-
-void p4f_trigger_cntr_changed_locked(struct p4f_cntr *cntr,
-				     const struct p4e_ct_event *ev)
-{
-	struct p4f_trig_rec *rec;
-	int rule;
-
-	for (rule = 0; rule < 2; rule++)
-		while ((rec = p4u_list_first_entry(p4f_cntr_trig_list(cntr,
-							rule), struct p4f_trig_rec,
-						   clink)) &&
-		       p4f_trig_rec_due(rec, ev))
-			p4f_trig_rec_free(rec, true);
-}
-
-static int p4f_trig_rec_post(struct p4f_domain *domain,
-			     struct p4f_trig_rec *rec)
-{
-	struct p4e_ni *ni = rec->ep ? rec->ep->ni : NULL;
-
-	switch (rec->kind) {
-	case P4F_TRIG_XFER:
-		switch (rec->op) {
-		case P4F_TRIG_OP_PUT:
-			return p4e_trig_put(ni, &rec->xfer, &rec->trig);
-		case P4F_TRIG_OP_GET:
-			return p4e_trig_get(ni, &rec->xfer, &rec->trig);
-		case P4F_TRIG_OP_ATOMIC:
-			return p4e_trig_atomic(ni, &rec->xfer, &rec->trig);
-		case P4F_TRIG_OP_FETCH:
-			return p4e_trig_fetch_atomic(ni, &rec->xfer,
-						     &rec->trig);
-		case P4F_TRIG_OP_SWAP:
-			return p4e_trig_swap(ni, &rec->xfer, &rec->trig);
-		}
-		return -FI_EINVAL;
-	case P4F_TRIG_APPEND:
-		return p4e_trig_me_append(ni, rec->pt, &rec->desc,
-					  P4E_PRIORITY_LIST, rec->user_ptr,
-					  rec->user_flags, &rec->trig,
-					  &rec->me);
-	case P4F_TRIG_CT_INC:
-		return p4e_trig_ct_inc(domain->edom, rec->target_ct, rec->val,
-				       &rec->trig);
-	case P4F_TRIG_CT_SET:
-		return p4e_trig_ct_set(domain->edom, rec->target_ct, rec->val,
-				       &rec->trig);
-	}
-	return -FI_EINVAL;
-}
-
-/*
- * Post a new record's op. The sinks' pending counts go onto the CTs
- * first, so "already met" is judged on the real value; an op met at post
- * fires before the call returns and needs no record. The record joins
- * the lists only after the post: what the post fires may change CTs, and
- * their notifications must not see it. On failure the record is freed
- * and its slot given back.
- */
-static int p4f_trig_rec_submit(struct p4f_domain *domain,
-			       struct p4f_trig_rec *rec)
-{
-	struct p4e_ct_event ev;
-	int ret;
-
-	p4u_lock_assert_held(&domain->lock);
-	p4f_cntr_flush_locked(domain);
-	ret = p4f_trig_rec_post(domain, rec);
-	if (ret == -FI_ENOSPC)
-		ret = -FI_EAGAIN;
-	if (!ret && !p4e_ct_get(domain->edom, rec->trig.ct, &ev) &&
-	    p4f_trig_rec_due(rec, &ev)) {
-		p4f_trig_rec_free(rec, true);	/* fired */
-	} else if (ret) {
-		p4f_trig_rec_free(rec, false);
-		return ret;
-	} else {
-		p4u_list_insert_tail(&domain->trig_recs, &rec->link);
-		p4f_trig_rec_link_cntr(rec);
-	}
-	/* what it completed at once counts, and may fire more */
-	p4f_cntr_flush_locked(domain);
-	return 0;
-}
-
-static struct p4f_trig_rec *p4f_trig_rec_alloc(struct p4f_ep *ep,
-					       const struct p4f_trig_req *req,
-					       void *context, uint64_t flags,
-					       int *ret_p)
-{
-	struct fi_triggered_context *tc = context;
-	struct p4f_trig_rec *rec;
-	struct p4f_cntr *cntr;
-	uint64_t threshold;
-
-	if (req) {
-		cntr = req->cntr;
-		threshold = req->threshold;
-	} else {
-		if (!tc || !(flags & FI_TRIGGER)) {
-			*ret_p = -FI_EINVAL;
-			return NULL;
-		}
-		if (tc->event_type != FI_TRIGGER_THRESHOLD) {
-			*ret_p = -FI_ENOSYS;
-			return NULL;
-		}
-		if (!tc->trigger.threshold.cntr) {
-			*ret_p = -FI_EINVAL;
-			return NULL;
-		}
-		cntr = p4f_cntr_of(tc->trigger.threshold.cntr);
-		threshold = tc->trigger.threshold.threshold;
-	}
-	if (!cntr || p4f_cntr_domain(cntr) != ep->domain) {
-		*ret_p = -FI_EINVAL;
-		return NULL;
-	}
-	rec = calloc(1, sizeof(*rec));
-	if (!rec) {
-		*ret_p = -FI_ENOMEM;
-		return NULL;
-	}
-	p4u_list_init(&rec->link);
-	p4u_list_init(&rec->clink);
-	rec->cntr = cntr;
-	rec->trig.ct = p4f_cntr_ct(cntr);
-	rec->trig.threshold = threshold;
-	/* FI_TRIGGER: success only (fi_portals.7); deferred: success+error */
-	rec->trig.flags = req ? 0 : P4E_TRIG_SUCCESS_ONLY;
-	rec->work = req ? req->work : NULL;
-	rec->ep = ep;
-	return rec;
-}
 
 /* ---- the MDs of deferred sends ---------------------------------------- */
 
@@ -345,29 +188,11 @@ static int p4f_trig_deferred_mds(struct p4f_ep *ep, enum p4f_trig_xfer_op op,
 
 void p4f_trigger_ep_fini_locked(struct p4f_ep *ep)
 {
-	struct p4f_trig_rec *rec, *tmp;
-
-	/* the NI is gone and took its triggered ops along */
-	p4u_list_foreach_entry_safe(&ep->domain->trig_recs, rec, tmp,
-				    struct p4f_trig_rec, link)
-		if (rec->ep == ep)
-			p4f_trig_rec_free(rec, true);	/* no slots to fix */
+	/* the NI is gone and took its triggered ops and MDs along */
 	if (ep->trig)
 		free(ep->trig->mds);
 	free(ep->trig);
 	ep->trig = NULL;
-}
-
-void p4f_trigger_cntr_fini_locked(struct p4f_cntr *cntr)
-{
-	struct p4f_domain *domain = p4f_cntr_domain(cntr);
-	struct p4f_trig_rec *rec, *tmp;
-
-	/* the CT is about to be freed with its pending ops */
-	p4u_list_foreach_entry_safe(&domain->trig_recs, rec, tmp,
-				    struct p4f_trig_rec, link)
-		if (rec->cntr == cntr)
-			p4f_trig_rec_free(rec, false);
 }
 
 /* ---- data operations ---------------------------------------------------- */
@@ -376,80 +201,88 @@ ssize_t p4f_trigger_xfer_locked(struct p4f_ep *ep, enum p4f_trig_xfer_op op,
 				struct p4e_xfer *x, void *context,
 				uint64_t flags, const struct p4f_trig_req *req)
 {
-	struct p4f_trig_rec *rec;
-	bool eq = true;
+	struct p4e_trig trig;
+	bool slot = true;
 	int ret;
 
-	p4u_lock_assert_held(&ep->domain->lock);
+	p4f_worker_assert_held(ep->worker);
 	if (x->iovcnt > P4F_IOV_LIMIT)
 		return -FI_EINVAL;
-	rec = p4f_trig_rec_alloc(ep, req, context, flags, &ret);
-	if (!rec)
+	ret = p4f_trig_of(ep, req, context, flags, &trig);
+	if (ret)
 		return ret;
 	if (req) {
-		eq = flags & FI_COMPLETION;
+		slot = flags & FI_COMPLETION;
 		ret = p4f_trig_deferred_mds(ep, op, x, flags, req);
-		if (ret) {
-			free(rec);
+		if (ret)
 			return ret;
-		}
 	}
-	rec->kind = P4F_TRIG_XFER;
-	rec->op = op;
-	rec->xfer = *x;
-	/* FI_CANCEL_WORK may post it again: keep the iovec array (the
-	 * engine copies it too, for when the op fires) */
-	if (x->iovcnt) {
-		memcpy(rec->iov, x->iov, x->iovcnt * sizeof(*x->iov));
-		rec->xfer.iov = rec->iov;
-	}
-	/* a sink event will give the slot back */
-	rec->counted_tx = eq;
-	if (eq)
+	/* a sink event will give the slot back (or trig_dropped) */
+	if (slot) {
+		x->user_flags |= P4F_XFER_SLOT;
 		ep->tx_pending++;
-	return p4f_trig_rec_submit(ep->domain, rec);
+	}
+	switch (op) {
+	case P4F_TRIG_OP_PUT:
+		ret = p4e_trig_put(ep->ni, x, &trig);
+		break;
+	case P4F_TRIG_OP_GET:
+		ret = p4e_trig_get(ep->ni, x, &trig);
+		break;
+	case P4F_TRIG_OP_ATOMIC:
+		ret = p4e_trig_atomic(ep->ni, x, &trig);
+		break;
+	case P4F_TRIG_OP_FETCH:
+		ret = p4e_trig_fetch_atomic(ep->ni, x, &trig);
+		break;
+	default:
+		ret = p4e_trig_swap(ep->ni, x, &trig);
+		break;
+	}
+	if (ret && slot)
+		ep->tx_pending--;
+	return ret == -FI_ENOSPC ? -FI_EAGAIN : ret;
 }
 
 ssize_t p4f_trigger_append_locked(struct p4f_ep *ep, uint32_t pt,
 				  const struct p4e_me_desc *d, void *context,
 				  uint64_t flags, const struct p4f_trig_req *req)
 {
-	struct p4f_trig_rec *rec;
+	struct p4e_me_desc desc = *d;
+	struct p4e_trig trig;
 	bool events = true;
+	uint64_t me;
 	int ret;
 
-	p4u_lock_assert_held(&ep->domain->lock);
+	p4f_worker_assert_held(ep->worker);
 	if (flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV))
 		return -FI_ENOSYS;
 	if ((d->options & P4E_ME_IOVEC) && d->length > P4F_IOV_LIMIT)
 		return -FI_EINVAL;
-	rec = p4f_trig_rec_alloc(ep, req, context, flags, &ret);
-	if (!rec)
+	ret = p4f_trig_of(ep, req, context, flags, &trig);
+	if (ret)
 		return ret;
-	rec->kind = P4F_TRIG_APPEND;
-	rec->pt = pt;
-	rec->desc = *d;
-	if (d->options & P4E_ME_IOVEC) {
-		memcpy(rec->iov, d->start, d->length * sizeof(struct iovec));
-		rec->desc.start = rec->iov;
-	}
 	if (req) {
 		events = flags & FI_COMPLETION;
 		if (req->completion_cntr) {
-			rec->desc.ct = p4f_cntr_ct(req->completion_cntr);
-			rec->desc.options |= P4E_ME_EVENT_CT_COMM |
-					     P4E_ME_EVENT_CT_OVERFLOW;
+			desc.ct = p4f_cntr_ct(req->completion_cntr);
+			desc.options |= P4E_ME_EVENT_CT_COMM |
+					P4E_ME_EVENT_CT_OVERFLOW;
 		}
 		if (!events)
-			rec->desc.options |= P4E_ME_EVENT_COMM_DISABLE |
-					     P4E_ME_EVENT_OVER_DISABLE;
+			desc.options |= P4E_ME_EVENT_COMM_DISABLE |
+					P4E_ME_EVENT_OVER_DISABLE;
 	}
-	rec->user_ptr = context;
-	rec->user_flags = flags;
-	rec->counted_rx = events;
-	if (events)
+	if (events) {
+		flags |= P4F_XFER_SLOT;
 		ep->rx_pending++;
-	return p4f_trig_rec_submit(ep->domain, rec);
+	}
+	/* the engine copies a short iovec (P4E_XFER_IOV_MAX) with the entry */
+	ret = p4e_trig_me_append(ep->ni, pt, &desc, P4E_PRIORITY_LIST, context,
+				 flags, &trig, &me);
+	if (ret && events)
+		ep->rx_pending--;
+	return ret == -FI_ENOSPC ? -FI_EAGAIN : ret;
 }
 
 /* ---- deferred work ------------------------------------------------------- */
@@ -562,9 +395,9 @@ ssize_t p4f_trigger_rma(struct p4f_ep *ep, const struct p4f_rma_args *a,
 	ep = p4f_ep_data(ep);
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_trig_rma_locked(ep, a, write, NULL);
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -575,9 +408,9 @@ ssize_t p4f_trigger_atomic(struct p4f_ep *ep, const struct p4f_atomic_args *a)
 	ep = p4f_ep_data(ep);
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_trig_atomic_locked(ep, a, NULL);
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -608,10 +441,10 @@ static int p4f_trig_queue_rma(struct p4f_domain *domain,
 		.context = op->msg.context,
 		.flags = op->flags & ~(uint64_t)FI_TRIGGER,
 	};
-	p4u_lock_acquire(&domain->lock);
+	p4f_ep_lock(ep);
 	ret = (int)p4f_trig_rma_locked(ep, &a, work->op_type == FI_OP_WRITE,
 				       req);
-	p4u_lock_release(&domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -673,9 +506,9 @@ static int p4f_trig_queue_atomic(struct p4f_domain *domain,
 	a.data = msg->data;
 	a.context = msg->context;
 	a.flags &= ~(uint64_t)FI_TRIGGER;
-	p4u_lock_acquire(&domain->lock);
+	p4f_ep_lock(ep);
 	ret = (int)p4f_trig_atomic_locked(ep, &a, req);
-	p4u_lock_release(&domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -684,8 +517,9 @@ static int p4f_trig_queue_cntr(struct p4f_domain *domain,
 			       const struct p4f_trig_req *req)
 {
 	const struct fi_op_cntr *op = work->op.cntr;
-	struct p4f_trig_rec *rec;
+	struct p4e_ct_event val = { 0, 0 };
 	struct p4f_cntr *target;
+	struct p4e_trig trig;
 	int ret;
 
 	/* fi_trigger(3): counter operations have no completion counter */
@@ -694,26 +528,25 @@ static int p4f_trig_queue_cntr(struct p4f_domain *domain,
 	target = p4f_cntr_of(op->cntr);
 	if (p4f_cntr_domain(target) != domain)
 		return -FI_EINVAL;
-	rec = calloc(1, sizeof(*rec));
-	if (!rec)
-		return -FI_ENOMEM;
-	p4u_list_init(&rec->link);
-	p4u_list_init(&rec->clink);
-	rec->kind = work->op_type == FI_OP_CNTR_SET ? P4F_TRIG_CT_SET :
-						       P4F_TRIG_CT_INC;
-	rec->cntr = req->cntr;
-	rec->trig.ct = p4f_cntr_ct(req->cntr);
-	rec->trig.threshold = req->threshold;
-	rec->work = work;
-	rec->target_ct = p4f_cntr_ct(target);
-	rec->val.success = op->value;
-	/* like fi_cntr_set: the error value stays */
-	if (rec->kind == P4F_TRIG_CT_SET)
-		rec->trig.flags |= P4E_TRIG_SET_SUCCESS;
-	p4u_lock_acquire(&domain->lock);
-	ret = p4f_trig_rec_submit(domain, rec);
-	p4u_lock_release(&domain->lock);
-	return ret;
+	trig = (struct p4e_trig){
+		.ct = p4f_cntr_ct(req->cntr),
+		.threshold = req->threshold,
+		.cookie = (uint64_t)(uintptr_t)work,
+	};
+	val.success = op->value;
+	if (work->op_type == FI_OP_CNTR_SET) {
+		/* like fi_cntr_set: the error value stays */
+		trig.flags |= P4E_TRIG_SET_SUCCESS;
+		ret = p4e_trig_ct_set(domain->edom, p4f_cntr_ct(target), val,
+				      &trig);
+	} else {
+		ret = p4e_trig_ct_inc(domain->edom, p4f_cntr_ct(target), val,
+				      &trig);
+	}
+	/* met already: what it changed may fire ops at once */
+	if (!ret)
+		p4f_domain_run_triggered(domain);
+	return ret == -FI_ENOSPC ? -FI_EAGAIN : ret;
 }
 
 static int p4f_trig_queue(struct p4f_domain *domain,
@@ -760,76 +593,37 @@ static int p4f_trig_queue(struct p4f_domain *domain,
 }
 
 /*
- * Cancel the pending ops waiting on cntr that match (all when work is
- * NULL): the engine drops every op of the CT, the others are posted
- * again in their order (their thresholds are not met: nothing fires).
+ * FI_CANCEL_WORK: the pending operations queued with this descriptor at
+ * its threshold; FI_FLUSH_WORK: every pending operation of its counter,
+ * or of every counter of the domain without one.
  */
-static void p4f_trig_cancel_cntr_locked(struct p4f_domain *domain,
-					struct p4f_cntr *cntr,
-					const struct fi_deferred_work *work)
-{
-	struct p4f_trig_rec *rec, *tmp;
-	struct p4u_list keep;
-
-	p4u_list_init(&keep);
-	p4e_ct_cancel_triggered(domain->edom, p4f_cntr_ct(cntr));
-	p4u_list_foreach_entry_safe(&domain->trig_recs, rec, tmp,
-				    struct p4f_trig_rec, link) {
-		if (rec->cntr != cntr)
-			continue;
-		if (!work || (rec->work == work &&
-			      rec->trig.threshold == work->threshold)) {
-			p4f_trig_rec_free(rec, false);
-			continue;
-		}
-		p4u_list_remove(&rec->link);
-		p4u_list_insert_tail(&keep, &rec->link);
-	}
-	p4u_list_foreach_entry_safe(&keep, rec, tmp, struct p4f_trig_rec,
-				    link) {
-		p4u_list_remove(&rec->link);
-		p4u_list_insert_tail(&domain->trig_recs, &rec->link);
-		if (p4f_trig_rec_post(domain, rec)) {
-			FI_WARN(&p4f_prov, FI_LOG_DOMAIN,
-				"triggered operation lost at cancel\n");
-			p4f_trig_rec_free(rec, false);
-		}
-	}
-}
-
 static int p4f_trig_cancel(struct p4f_domain *domain,
 			   const struct fi_deferred_work *work, bool flush)
 {
-	struct p4f_trig_rec *rec;
-	bool again = true;
+	struct p4f_cntr *cntr;
+	struct p4e_trig trig;
+	int ret;
 
 	if (!flush && (!work || !work->triggering_cntr))
 		return -FI_EINVAL;
-	p4u_lock_acquire(&domain->lock);
-	if (work && work->triggering_cntr) {
-		struct p4f_cntr *cntr = p4f_cntr_of(work->triggering_cntr);
-
-		if (p4f_cntr_domain(cntr) != domain) {
-			p4u_lock_release(&domain->lock);
-			return -FI_EINVAL;
-		}
-		p4f_trig_cancel_cntr_locked(domain, cntr,
-					    flush ? NULL : work);
+	if (!work || !work->triggering_cntr)
+		return p4f_cntr_cancel_triggered_all(domain);
+	cntr = p4f_cntr_of(work->triggering_cntr);
+	if (p4f_cntr_domain(cntr) != domain)
+		return -FI_EINVAL;
+	if (flush) {
+		ret = p4e_ct_cancel_triggered(domain->edom, p4f_cntr_ct(cntr));
 	} else {
-		/* FI_FLUSH_WORK without a counter: everything queued */
-		while (again) {
-			again = false;
-			rec = p4u_list_first_entry(&domain->trig_recs,
-						   struct p4f_trig_rec, link);
-			if (rec) {
-				p4f_trig_cancel_cntr_locked(domain, rec->cntr,
-							    NULL);
-				again = true;
-			}
-		}
+		trig = (struct p4e_trig){
+			.ct = p4f_cntr_ct(cntr),
+			.threshold = work->threshold,
+			.cookie = (uint64_t)(uintptr_t)work,
+		};
+		ret = p4e_trig_cancel(domain->edom, &trig);
 	}
-	p4u_lock_release(&domain->lock);
-	return 0;
+	/* the cancelled ops' slots come back before the call returns */
+	p4f_domain_run_triggered(domain);
+	return ret < 0 ? ret : 0;
 }
 
 int p4f_trigger_control(struct p4f_domain *domain, int command, void *arg)

@@ -605,13 +605,23 @@ static int p4f_poll_del(struct fid_poll *poll_fid, struct fid *event_fid,
 	return 0;
 }
 
-static bool p4f_poll_member_ready_locked(struct p4f_poll_member *member)
+static bool p4f_poll_member_ready(struct p4f_poll_member *member)
 {
 	if (member->fid->fclass == FI_CLASS_CQ)
-		return p4f_cq_poll_locked(p4f_cq_of(
+		return p4f_cq_poll(p4f_cq_of(
 			container_of(member->fid, struct fid_cq, fid)));
-	return p4f_cntr_poll_locked(p4f_cntr_of(
+	return p4f_cntr_poll(p4f_cntr_of(
 		container_of(member->fid, struct fid_cntr, fid)));
+}
+
+static void p4f_poll_member_progress(struct p4f_poll_member *member)
+{
+	if (member->fid->fclass == FI_CLASS_CQ)
+		p4f_cq_progress(p4f_cq_of(
+			container_of(member->fid, struct fid_cq, fid)));
+	else
+		p4f_cntr_progress(p4f_cntr_of(
+			container_of(member->fid, struct fid_cntr, fid)));
 }
 
 /*
@@ -629,12 +639,14 @@ static int p4f_poll_poll(struct fid_poll *poll_fid, void **context, int count)
 	if (count < 0 || (count && !context))
 		return -FI_EINVAL;
 	p4u_lock_acquire(&ps->domain->lock);
-	p4f_domain_progress(ps->domain);
+	p4u_list_foreach_entry(&ps->members, member, struct p4f_poll_member,
+			       node)
+		p4f_poll_member_progress(member);
 	p4u_list_foreach_entry(&ps->members, member, struct p4f_poll_member,
 			       node) {
 		if (n == count)
 			break;
-		if (p4f_poll_member_ready_locked(member))
+		if (p4f_poll_member_ready(member))
 			context[n++] = member->fid->context;
 	}
 	p4u_lock_release(&ps->domain->lock);

@@ -33,7 +33,7 @@ static bool p4f_xfer_room_locked(struct p4f_ep *ep, size_t pending,
 {
 	if (pending < size)
 		return true;
-	p4f_domain_progress(ep->domain);
+	p4f_worker_progress_locked(ep->worker);
 	return false;
 }
 
@@ -77,12 +77,12 @@ ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 		x.iovcnt = a->count;
 	}
 
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	if (!p4f_xfer_room_locked(ep, ep->tx_pending, ep->tx_size)) {
 		ret = -FI_EAGAIN;
 		goto out;
 	}
-	ret = p4f_av_peer_locked(ep->av, a->addr, &x.target);
+	ret = p4f_av_peer(ep->av, a->addr, &x.target);
 	if (ret)
 		goto out;
 	/* inject copies at the call: the engine's volatile MD */
@@ -99,9 +99,9 @@ ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 	if (ret)
 		ep->tx_pending--;
 	if (ret == -FI_EAGAIN)
-		p4f_domain_progress(ep->domain);
+		p4f_worker_progress_locked(ep->worker);
 out:
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 
@@ -134,7 +134,7 @@ static int p4f_xfer_me_desc(struct p4f_ep *ep, uint32_t pt,
 		d->ignore_bits = UINT64_MAX;
 	}
 	if ((ep->caps & FI_DIRECTED_RECV) && a->addr != FI_ADDR_UNSPEC) {
-		ret = p4f_av_peer_locked(ep->av, a->addr, &d->match_id);
+		ret = p4f_av_peer(ep->av, a->addr, &d->match_id);
 		if (ret)
 			return ret;
 	}
@@ -185,7 +185,7 @@ static ssize_t p4f_xfer_claim_locked(struct p4f_ep *ep,
 	if (flags & FI_DISCARD) {
 		ret = p4e_uh_discard(ep->ni, uh);
 		if (!ret && ep->rx_cq)
-			p4f_cq_write_locked(ep->rx_cq, ctx,
+			p4f_cq_write(ep->rx_cq, ctx,
 					    flags & (FI_RECV | FI_TAGGED |
 						     FI_MSG | FI_CLAIM),
 					    0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
@@ -215,7 +215,7 @@ ssize_t p4f_xfer_recv(struct p4f_ep *ep, uint32_t pt,
 	if ((flags & FI_MULTI_RECV) && (pt != P4F_PT_MSG || a->count != 1))
 		return -FI_EINVAL;
 
-	p4u_lock_acquire(&ep->domain->lock);
+	p4f_ep_lock(ep);
 	ret = p4f_xfer_me_desc(ep, pt, a, len, &d);
 	if (ret)
 		goto out;
@@ -246,7 +246,7 @@ ssize_t p4f_xfer_recv(struct p4f_ep *ep, uint32_t pt,
 	if (ret == -FI_ENOSPC)
 		ret = -FI_EAGAIN;
 out:
-	p4u_lock_release(&ep->domain->lock);
+	p4f_ep_unlock(ep);
 	return ret;
 }
 

@@ -623,7 +623,8 @@ static struct p4t_loop_msg *p4t_loop_msg_queue_locked(struct p4t_loop_conn *dst,
 
 static int p4t_loop_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 			 const void *hdr, size_t hdr_len,
-			 const struct iovec *iov, size_t iovcnt, void *op_ctx)
+			 const struct iovec *iov, size_t iovcnt, void *op_ctx,
+			 unsigned flags)
 {
 	struct p4t_loop_iface *iface = p4t_loop_iface_of(iface_);
 	struct p4t_loop_conn *conn = p4t_loop_conn_of(conn_);
@@ -758,6 +759,12 @@ out:
 	free(msg);
 }
 
+/* Nothing waits: every send is queued to its peer at once. */
+static void p4t_loop_flush(struct p4t_iface *iface)
+{
+	(void)iface;
+}
+
 static int p4t_loop_progress(struct p4t_iface *iface_, int budget)
 {
 	struct p4t_loop_iface *iface = p4t_loop_iface_of(iface_);
@@ -803,6 +810,7 @@ const struct p4t_ops p4t_loop_ops = {
 	.push = p4t_loop_push,
 	.conn_close = p4t_loop_conn_close,
 	.progress = p4t_loop_progress,
+	.flush = p4t_loop_flush,
 	.wait_fd = p4t_loop_wait_fd,
 };
 

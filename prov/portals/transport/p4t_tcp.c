@@ -470,9 +470,6 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 				;
 			else if (conn->wblocked)
 				idle = true;	/* poll says when */
-			else if (p4u_list_node_linked(&conn->corked) &&
-				 p4t_tcp_conn_acks_wait(conn))
-				;	/* acks wait for the message coming in */
 			else if (p4t_tcp_conn_flush(conn))
 				continue;
 			if (conn->rx_idle)
@@ -530,7 +527,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	/* what was sent since the last call leaves first, together; the
 	 * next request on each link goes at once again */
 	iface->epoch++;
-	p4t_tcp_corked_flush(iface, false);
+	p4t_tcp_corked_flush(iface);
 	iface->in_progress = true;
 	done = p4t_tcp_events_run(iface, budget);
 	if (done < budget)
@@ -542,7 +539,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 		done += p4t_tcp_events_run(iface, budget - done);
 	iface->in_progress = false;
 	/* what this call's messages produced leaves together */
-	p4t_tcp_corked_flush(iface, false);
+	p4t_tcp_corked_flush(iface);
 	p4t_tcp_reap(iface);
 	p4t_tcp_signal(iface);
 	return done;
@@ -551,6 +548,11 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 static int p4t_tcp_wait_fd(struct p4t_iface *iface)
 {
 	return p4t_tcp_iface_of(iface)->epfd;
+}
+
+static void p4t_tcp_flush(struct p4t_iface *iface)
+{
+	p4t_tcp_corked_flush(p4t_tcp_iface_of(iface));
 }
 
 /* ---- open and close ---------------------------------------------------------- */
@@ -709,8 +711,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			   P4U_MIN(cfg->rma_offer ? cfg->rma_offer : iface->chunk,
 				   iface->chunk);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
-	iface->ack_hold_ns = P4T_TCP_ACK_HOLD_NS;
-	iface->batch = cfg->batch_sends;
+	iface->timers = cfg->timers;
 	iface->epoch = 1;	/* a new link's req_epoch 0: its first goes */
 	p4u_list_init(&iface->corked);
 	p4u_list_init(&iface->conns);
@@ -737,7 +738,8 @@ static int p4t_tcp_iface_open(const struct p4t_iface_config *cfg,
 	char buf[64];
 	int ret;
 
-	if (!cfg || !iface_p || !up || !up->recv || !up->send_done ||
+	if (!cfg || !iface_p || !up || !cfg->timers || !up->recv ||
+	    !up->send_done ||
 	    !up->rma_done || !up->conn_new || !up->conn_failed)
 		return -FI_EINVAL;
 	iface = calloc(1, sizeof(*iface));
@@ -826,7 +828,7 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 		 (unsigned long long)(iface->stats.rma_bytes_in >> 10),
 		 (unsigned long long)(iface->stats.rma_bytes_staged >> 10));
 	/* batched sends the caller saw complete go out before the BYE */
-	p4t_tcp_corked_flush(iface, true);
+	p4t_tcp_corked_flush(iface);
 	iface->closing = true;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_tcp_conn, node) {
@@ -924,6 +926,7 @@ const struct p4t_ops p4t_tcp_ops = {
 	.push = p4t_tcp_push,
 	.conn_close = p4t_tcp_conn_close,
 	.progress = p4t_tcp_progress,
+	.flush = p4t_tcp_flush,
 	.wait_fd = p4t_tcp_wait_fd,
 };
 
@@ -961,12 +964,4 @@ void p4t_tcp_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
 
 	if (iface)
 		iface->queue_limit = bytes ? bytes : P4T_TCP_QUEUE_LIMIT;
-}
-
-void p4t_tcp_set_ack_hold(struct p4t_iface *iface_, uint64_t ns)
-{
-	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
-
-	if (iface)
-		iface->ack_hold_ns = ns ? ns : P4T_TCP_ACK_HOLD_NS;
 }

@@ -28,15 +28,13 @@
  * queued: copied (P4T_DONE) when the rest is at most P4T_TCP_MAX_INLINE
  * bytes or op_ctx is NULL, else referenced (P4T_QUEUED, send_done later).
  * Queued messages leave in one writev each time the socket takes them
- * (coalescing, up to IOV_MAX iovecs). Batching: what is sent from inside
- * a progress call (upcalls: acks, pull requests, replies) up to
- * 32 KiB is queued and written together when the call ends; with
- * cfg.batch_sends, requests sent between progress calls after the
- * link's first one wait for the next call (both copied up to
- * P4T_TCP_MAX_INLINE + headers, referenced above). Sequenced requests
- * get -FI_EAGAIN while the link has more than the queue limit
- * (P4T_TCP_QUEUE_LIMIT) queued; responses and control messages are never
- * refused. Messages above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE
+ * (coalescing, up to IOV_MAX iovecs). Batching: a send flagged
+ * P4T_SEND_BATCH up to 32 KiB is queued (copied up to P4T_TCP_MAX_INLINE
+ * + headers, referenced above) and written with the others at the next
+ * p4t_flush or progress call; so is what the transport itself sends from
+ * inside its progress (pull requests, data chunks). Requests
+ * (P4T_SEND_SEQ) get -FI_EAGAIN while the link has more than the queue
+ * limit (P4T_TCP_QUEUE_LIMIT) queued; other messages are never refused. Messages above P4T_TCP_MAX_MSG are refused with -FI_EMSGSIZE
  * (attr.max_msg); those above the staging buffer (P4T_TCP_STAGE) are
  * received into a buffer of their own.
  *
@@ -151,12 +149,9 @@ int p4t_tcp_stats(struct p4t_iface *iface, struct p4t_tcp_stats *stats);
 /*
  * Test hooks. SO_SNDBUF / SO_RCVBUF (bytes, 0 = kernel default) for the
  * sockets iface opens or accepts from now on; the bound on bytes queued
- * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT); how
- * long acknowledgements may wait for a message coming in (0 =
- * P4T_TCP_ACK_HOLD_NS).
+ * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT).
  */
 void p4t_tcp_set_sockbuf(struct p4t_iface *iface, int sndbuf, int rcvbuf);
 void p4t_tcp_set_queue_limit(struct p4t_iface *iface, size_t bytes);
-void p4t_tcp_set_ack_hold(struct p4t_iface *iface, uint64_t ns);
 
 #endif /* P4T_TCP_H */

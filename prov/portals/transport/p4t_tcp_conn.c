@@ -308,7 +308,6 @@ static struct p4t_tcp_tx *p4t_tcp_tx_alloc(struct p4t_tcp_iface *iface)
 	if (!tx)
 		return NULL;
 	tx->pooled = true;
-	tx->ack = false;
 	tx->kind = P4T_TCP_TX_MSG;
 	p4u_list_node_init(&tx->ev.node);
 	return tx;
@@ -420,7 +419,6 @@ static int p4t_tcp_send_queue(struct p4t_tcp_conn *conn, const void *hdr,
 	}
 	tx->op_ctx = op_ctx;
 	tx->notify = !copy;
-	tx->ack = !sent && p4w_type_is_ack(((const uint8_t *)hdr)[1]);
 	if (copy)
 		iface->stats.queued_copy++;
 	else
@@ -503,45 +501,26 @@ static ssize_t p4t_tcp_send_direct(struct p4t_tcp_conn *conn, const void *hdr,
 	return p4t_tcp_errno_status(errno);
 }
 
-/* A request sent between progress calls: batched unless it is the
- * link's first since the last call (which goes at once). */
-static bool p4t_tcp_batch_req(struct p4t_tcp_conn *conn, const void *hdr)
-{
-	struct p4t_tcp_iface *iface = conn->iface;
-
-	if (!iface->batch || !p4w_type_is_seq(((const uint8_t *)hdr)[1]))
-		return false;
-	if (conn->req_epoch == iface->epoch)
-		return true;
-	conn->req_epoch = iface->epoch;
-	return false;
-}
-
 /*
- * Batching: a message up to P4T_TCP_BATCH_REF_MAX goes onto the link's
- * queue (copied if small, else by reference when the caller waits for
+ * Batching: a send the engine lets wait (P4T_SEND_BATCH: what it sends
+ * inside its progress call, and requests between calls after the first
+ * to the link) up to P4T_TCP_BATCH_REF_MAX goes onto the link's queue
+ * (copied if small, else by reference when the caller waits for
  * send_done) and is written later with everything else sent meanwhile,
- * in one writev, instead of a sendmsg of its own. Inside a progress
- * call that is any such message (acknowledgements, pull requests,
- * replies: what the messages of one read produce leaves together when
- * the call ends). Between progress calls (cfg batch_sends) it is the
- * requests after the first: the first request on a link since the last
- * progress call is written at once, so a process that sends one message
- * and then waits for its peer elsewhere (the last reply of a ping-pong,
- * then a control socket) never holds it back; the ones that follow it
- * before the next progress call leave together at that call, so a
- * window of sends costs two system calls, not one each. Larger payloads
- * go at once.
+ * in one writev, instead of a sendmsg of its own: at the next p4t_flush
+ * or progress call, or when the queue reaches P4T_TCP_BATCH_MAX. Larger
+ * payloads go at once.
  */
-static bool p4t_tcp_batched(struct p4t_tcp_conn *conn, const void *hdr,
-			    size_t len, const void *op_ctx)
+static bool p4t_tcp_batched(struct p4t_tcp_conn *conn, size_t len,
+			    const void *op_ctx, unsigned flags)
 {
 	/* a pooled copy (no malloc), or by reference if the caller waits */
-	if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
+	if (!(flags & P4T_SEND_BATCH) ||
+	    conn->state != P4T_TCP_CONN_ESTABLISHED ||
 	    (len > P4T_TCP_BUF_SIZE &&
 	     (!op_ctx || len > P4T_TCP_BATCH_REF_MAX)))
 		return false;
-	return conn->iface->in_progress || p4t_tcp_batch_req(conn, hdr);
+	return true;
 }
 
 static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
@@ -565,75 +544,25 @@ static int p4t_tcp_send_batch(struct p4t_tcp_conn *conn, const void *hdr,
 	return ret;
 }
 
-/*
- * Acknowledgements wait for the message being received. A window of
- * rendezvous sends gets one ACK per message; written one by one, each is
- * a segment the sender's kernel must take in the middle of its stream
- * (on loopback, on the sending CPU), which halved 128 KiB bandwidth. So
- * while a link is in the middle of receiving a message (its data landing,
- * or part of it staged), ACKs and SEQ_ACKs queued on it stay queued and
- * leave with the ones that message produces: at the latest when it is
- * received whole with nothing behind it, when P4T_TCP_ACK_HOLD of them
- * are queued, or P4T_TCP_ACK_HOLD_NS after they began to wait. Anything
- * else queued (a request, a reply, a pull request, data) takes them along
- * at once. A latency-bound exchange never waits: its message is whole
- * when the ACK is made.
- */
-bool p4t_tcp_conn_acks_wait(struct p4t_tcp_conn *conn)
-{
-	const struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4t_tcp_tx *tx;
-	uint64_t now;
-	int n = 0;
-
-	if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
-	    (rx->mode == P4T_TCP_RX_PARSE && rx->head == rx->tail))
-		goto go;
-	p4u_list_foreach_entry(&conn->txq, tx, struct p4t_tcp_tx, ev.node)
-		if (tx->kind != P4T_TCP_TX_MSG || !tx->ack || tx->done ||
-		    ++n > P4T_TCP_ACK_HOLD)
-			goto go;
-	if (!n)
-		goto go;
-	now = p4u_time_ns();
-	if (!conn->ack_hold_ns)
-		conn->ack_hold_ns = now;
-	else if (now - conn->ack_hold_ns > conn->iface->ack_hold_ns)
-		goto go;
-	return true;
-go:
-	conn->ack_hold_ns = 0;
-	return false;
-}
-
-/*
- * Write the batched sends (all: also acknowledgements that could wait).
- * Links whose acknowledgements wait stay corked for the next call.
- */
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface, bool all)
+/* Write the batched sends of every link. */
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface)
 {
 	struct p4t_tcp_conn *conn;
-	struct p4u_list *node, wait;
+	struct p4u_list *node;
 
-	p4u_list_init(&wait);
 	while ((node = p4u_list_pop_head(&iface->corked))) {
 		conn = container_of(node, struct p4t_tcp_conn, corked);
-		if (!all && p4t_tcp_conn_acks_wait(conn)) {
-			p4u_list_insert_tail(&wait, &conn->corked);
-			continue;
-		}
 		p4u_list_node_init(&conn->corked);
 		p4t_tcp_conn_kick(conn);
 	}
-	p4u_list_splice_tail(&iface->corked, &wait);
 }
 
 /* A sequenced request finds the link's queue over its bound (counted). */
-static bool p4t_tcp_queue_full(struct p4t_tcp_conn *conn, const void *hdr)
+static bool p4t_tcp_queue_full(struct p4t_tcp_conn *conn, unsigned flags)
 {
 	struct p4t_tcp_iface *iface = conn->iface;
 
-	if (!p4w_type_is_seq(((const uint8_t *)hdr)[1]) ||
+	if (!(flags & P4T_SEND_SEQ) ||
 	    p4u_list_empty(&conn->txq) || conn->txq_bytes < iface->queue_limit)
 		return false;
 	iface->stats.eagain++;
@@ -673,7 +602,7 @@ static int p4t_tcp_send_now(struct p4t_tcp_conn *conn, const void *hdr,
 
 int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
-		 size_t iovcnt, void *op_ctx)
+		 size_t iovcnt, void *op_ctx, unsigned flags)
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
@@ -684,18 +613,19 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	if (ret)
 		return ret;
 	if (conn->self)
-		return p4t_tcp_self_send(iface, hdr, hdr_len, iov, iovcnt, len);
+		return p4t_tcp_self_send(iface, hdr, hdr_len, iov, iovcnt, len,
+					 flags);
 	if (conn->state != P4T_TCP_CONN_CONNECTING &&
 	    conn->state != P4T_TCP_CONN_ESTABLISHED) {
 		/* as on a network: gone with the link, conn_failed follows */
 		iface->stats.sends_dropped++;
 		return P4T_DONE;
 	}
-	if (p4t_tcp_queue_full(conn, hdr))
+	if (p4t_tcp_queue_full(conn, flags))
 		return -FI_EAGAIN;
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
-	if (p4t_tcp_batched(conn, hdr, len, op_ctx))
+	if (p4t_tcp_batched(conn, len, op_ctx, flags))
 		return p4t_tcp_send_batch(conn, hdr, hdr_len, iov, iovcnt, len,
 					  op_ctx);
 	return p4t_tcp_send_now(conn, hdr, hdr_len, iov, iovcnt, len, op_ctx);
@@ -711,7 +641,7 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
  */
 int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		       const void *hdr, size_t hdr_len, struct p4t_mem *mem_,
-		       size_t len, void *op_ctx)
+		       size_t len, void *op_ctx, unsigned flags)
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
@@ -725,7 +655,7 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	uint8_t head[P4T_TCP_HEAD_MAX];
 	struct iovec v[P4T_TCP_OFFER_IOV];
 	size_t msg_len, n, got = 0, head_len, total;
-	uint16_t flags;
+	uint16_t hflags;
 	int ret;
 
 	ret = p4t_tcp_msg_check(hdr, hdr_len, NULL, 0, &msg_len);
@@ -742,13 +672,13 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	    (conn->state != P4T_TCP_CONN_CONNECTING &&
 	     conn->state != P4T_TCP_CONN_ESTABLISHED))
 		return p4t_tcp_send(iface_, conn_, hdr, hdr_len, NULL, 0,
-				    op_ctx);
-	if (p4t_tcp_queue_full(conn, hdr))
+				    op_ctx, flags);
+	if (p4t_tcp_queue_full(conn, flags))
 		return -FI_EAGAIN;
 	memcpy(head, hdr, hdr_len);
-	flags = (uint16_t)(head[2] | head[3] << 8) | P4W_F_OFFER;
-	head[2] = (uint8_t)flags;
-	head[3] = (uint8_t)(flags >> 8);
+	hflags = (uint16_t)(head[2] | head[3] << 8) | P4W_F_OFFER;
+	head[2] = (uint8_t)hflags;
+	head[3] = (uint8_t)(hflags >> 8);
 	p4t_tcp_mem_cookie(iface, mem, &d.dst);
 	p4w_hdr_pack(head + hdr_len, &oh);
 	p4w_data_pack(head + hdr_len + P4T_TCP_HDR_LEN, &d);
@@ -758,15 +688,14 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	iface->stats.bytes_sent += msg_len;
 	iface->stats.offers_sent++;
 	/*
-	 * Batching (inside a progress call, or between calls with
-	 * cfg.batch_sends after the link's first request): the offer waits
-	 * on the queue, by reference, for the call's end, so a window of
-	 * them leaves in a few large writes; rendezvous data moves only in
-	 * progress anyway. One large write per window moves loopback data
-	 * about twice as fast as one per message.
+	 * Batching (P4T_SEND_BATCH): the offer waits on the queue, by
+	 * reference, for the next flush, so a window of them leaves in a few
+	 * large writes; rendezvous data moves only in progress anyway. One
+	 * large write per window moves loopback data about twice as fast as
+	 * one per message.
 	 */
 	if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
-	    (iface->in_progress || p4t_tcp_batch_req(conn, hdr))) {
+	    (flags & P4T_SEND_BATCH)) {
 		ret = p4t_tcp_send_queue(conn, head, head_len, v, n, 0, total,
 					 op_ctx);
 		if (ret >= 0)

@@ -85,9 +85,6 @@
 #define P4T_TCP_SCRATCH		((size_t)64 << 10)
 /* staged per read while chunks stream (see p4t_tcp_rx_fill) */
 #define P4T_TCP_BULK_PEEK	((size_t)4 << 10)
-/* acknowledgements kept back while a message streams in (p4t_tcp_conn.c) */
-#define P4T_TCP_ACK_HOLD	16
-#define P4T_TCP_ACK_HOLD_NS	200000u
 
 /* ---- events (deferred upcalls) ------------------------------------------ */
 
@@ -132,7 +129,6 @@ struct p4t_tcp_tx {
 	bool notify;			/* send_done(op_ctx) owed */
 	bool final;			/* STREAM / PUSH: the last chunk */
 	bool pooled;			/* from iface->txs (not in an rma) */
-	bool ack;			/* a whole ACK / SEQ_ACK: may wait */
 	uint32_t head_len;
 	size_t len;
 	size_t done;
@@ -241,8 +237,6 @@ struct p4t_tcp_conn {
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
 	size_t txq_bytes;
-	uint64_t ack_hold_ns;		/* when its acks began to wait, or 0 */
-	unsigned req_epoch;		/* iface epoch of its last unbatched request */
 	size_t nstreams;		/* stream txs on txq */
 	struct p4u_list pulls;		/* our pulls waiting for data */
 	struct p4t_tcp_rx rx;
@@ -322,14 +316,13 @@ struct p4t_tcp_iface {
 	struct p4u_pool rmas;		/* struct p4t_tcp_rma */
 	struct p4u_pool mems;		/* struct p4t_tcp_mem */
 	size_t queue_limit;
-	uint64_t ack_hold_ns;		/* P4T_TCP_ACK_HOLD_NS (tests: other) */
+	struct p4u_timerq *timers;	/* the owner's (cfg) */
 	int sndbuf, rcvbuf;		/* test hook; 0 = kernel default */
 	unsigned tick;
 	unsigned epoch;			/* progress calls (from 1) */
 	bool signaled;			/* efd holds a count */
 	bool timer_armed;
 	bool closing;
-	bool batch;			/* cfg batch_sends */
 	bool in_progress;		/* sends now come from upcalls */
 	struct p4u_list corked;		/* links with batched sends queued */
 	struct iovec *wiov;		/* P4T_TCP_WRITEV_MAX, for writev */
@@ -385,7 +378,7 @@ void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock);
 
 int p4t_tcp_self_send(struct p4t_tcp_iface *iface, const void *hdr,
 		      size_t hdr_len, const struct iovec *iov, size_t iovcnt,
-		      size_t len);
+		      size_t len, unsigned flags);
 int p4t_tcp_self_run(struct p4t_tcp_iface *iface, int budget);
 struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface);
 
@@ -403,8 +396,7 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface, bool all);
-bool p4t_tcp_conn_acks_wait(struct p4t_tcp_conn *conn);
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
 void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
 void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
@@ -426,10 +418,10 @@ int p4t_tcp_conn_get(struct p4t_iface *iface, const void *addr, size_t addrlen,
 		     struct p4t_conn **conn_p);
 int p4t_tcp_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
-		 size_t iovcnt, void *op_ctx);
+		 size_t iovcnt, void *op_ctx, unsigned flags);
 int p4t_tcp_send_offer(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const void *hdr, size_t hdr_len, struct p4t_mem *mem,
-		       size_t len, void *op_ctx);
+		       size_t len, void *op_ctx, unsigned flags);
 void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 
 /* ---- p4t_tcp_rma.c --------------------------------------------------------- */

@@ -14,9 +14,9 @@
 
 int p4t_tcp_self_send(struct p4t_tcp_iface *iface, const void *hdr,
 		      size_t hdr_len, const struct iovec *iov, size_t iovcnt,
-		      size_t len)
+		      size_t len, unsigned flags)
 {
-	bool req = p4w_type_is_seq(((const uint8_t *)hdr)[1]);
+	bool req = flags & P4T_SEND_SEQ;
 	struct p4t_tcp_selfmsg *msg;
 
 	if (req && iface->selfq_bytes &&

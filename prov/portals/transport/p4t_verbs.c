@@ -346,7 +346,8 @@ static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
 	p4w_hdr_pack(msg, &hdr);
 	p4w_req_pack(msg + sizeof(hdr), &req);
 	memcpy(msg + sizeof(hdr) + sizeof(req), &boot, sizeof(boot));
-	ret = p4t_send(iface->tcp, conn->tcp, msg, sizeof(msg), NULL, 0, NULL);
+	ret = p4t_send(iface->tcp, conn->tcp, msg, sizeof(msg), NULL, 0, NULL,
+		       0);
 	return ret < 0 ? ret : 0;
 }
 
@@ -741,6 +742,12 @@ static int p4t_verbs_progress(struct p4t_iface *iface_, int budget)
 	return done;
 }
 
+/* Verbs sends go when posted; only the bootstrap link batches. */
+static void p4t_verbs_flush(struct p4t_iface *iface_)
+{
+	p4t_flush(p4t_verbs_iface_of(iface_)->tcp);
+}
+
 static int p4t_verbs_wait_fd(struct p4t_iface *iface_)
 {
 	return p4t_verbs_iface_of(iface_)->epfd;
@@ -961,6 +968,7 @@ const struct p4t_ops p4t_verbs_ops = {
 	.push = p4t_verbs_push,
 	.conn_close = p4t_verbs_conn_close,
 	.progress = p4t_verbs_progress,
+	.flush = p4t_verbs_flush,
 	.wait_fd = p4t_verbs_wait_fd,
 	.mr_reg = p4t_verbs_mr_reg,
 	.mr_dereg = p4t_verbs_mr_dereg,

@@ -242,7 +242,7 @@ static struct p4t_verbs_pend *p4t_verbs_pend_alloc(size_t data)
 
 static int p4t_verbs_send_queue(struct p4t_verbs_conn *conn, const void *hdr,
 				size_t hdr_len, const struct iovec *iov,
-				size_t iovcnt, size_t total)
+				size_t iovcnt, size_t total, unsigned flags)
 {
 	struct p4t_verbs_iface *iface = conn->iface;
 	struct p4t_verbs_pend *pend;
@@ -251,7 +251,7 @@ static int p4t_verbs_send_queue(struct p4t_verbs_conn *conn, const void *hdr,
 	/* requests may be refused (the engine holds and resends them);
 	 * responses and control messages never are */
 	if (iface->pending_bytes > P4T_VERBS_QUEUE_LIMIT &&
-	    p4w_type_is_seq(((const uint8_t *)hdr)[1])) {
+	    (flags & P4T_SEND_SEQ)) {
 		iface->stats.eagain++;
 		return -FI_EAGAIN;
 	}
@@ -274,7 +274,7 @@ static int p4t_verbs_send_queue(struct p4t_verbs_conn *conn, const void *hdr,
 
 int p4t_verbs_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		   const void *hdr, size_t hdr_len, const struct iovec *iov,
-		   size_t iovcnt, void *op_ctx)
+		   size_t iovcnt, void *op_ctx, unsigned flags)
 {
 	struct p4t_verbs_iface *iface = p4t_verbs_iface_of(iface_);
 	struct p4t_verbs_conn *conn = (struct p4t_verbs_conn *)conn_;
@@ -283,7 +283,7 @@ int p4t_verbs_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 
 	if (conn->state == P4T_VERBS_CONN_SELF)
 		return p4t_send(iface->tcp, conn->tcp, hdr, hdr_len, iov,
-				iovcnt, op_ctx);
+				iovcnt, op_ctx, flags);
 	if (hdr_len < 2)
 		return -FI_EINVAL;
 	total = hdr_len + p4t_verbs_iov_len(iov, iovcnt);
@@ -297,7 +297,8 @@ int p4t_verbs_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		if (ret != -FI_EAGAIN)
 			return ret ? ret : P4T_DONE;
 	}
-	return p4t_verbs_send_queue(conn, hdr, hdr_len, iov, iovcnt, total);
+	return p4t_verbs_send_queue(conn, hdr, hdr_len, iov, iovcnt, total,
+				    flags);
 }
 
 /* ---- RDMA READ / WRITE ------------------------------------------------- */

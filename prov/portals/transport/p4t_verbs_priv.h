@@ -237,7 +237,7 @@ int p4t_verbs_wc_status(enum ibv_wc_status status);
 
 int p4t_verbs_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		   const void *hdr, size_t hdr_len, const struct iovec *iov,
-		   size_t iovcnt, void *op_ctx);
+		   size_t iovcnt, void *op_ctx, unsigned flags);
 int p4t_verbs_mem_expose(struct p4t_iface *iface, struct p4t_conn *conn,
 			 const struct iovec *iov, size_t iovcnt,
 			 unsigned access, struct p4w_cookie *cookie,

@@ -35,6 +35,8 @@
 #include "p4_wire.h"
 #include "p4t.h"
 #include "p4u_compiler.h"
+#include "p4u_time.h"
+#include "p4u_timer.h"
 
 #if !defined(XPORT_OPS) || !defined(XPORT_ADDR_T) || !defined(XPORT_HL)
 #error "include p4t_loop_test.h or p4t_tcp_test.h, not p4t_xport_test.h"
@@ -56,6 +58,8 @@ struct up_event {
 
 struct side {
 	struct p4t_iface *iface;
+	struct p4u_timerq timers;	/* the side's deadlines (cfg.timers) */
+	unsigned send_flags;		/* P4T_SEND_BATCH for send_msg */
 	XPORT_ADDR_T addr;
 	size_t addrlen;
 	struct up_event *ev;
@@ -164,6 +168,9 @@ static inline int side_open_cfg(struct side *s, struct p4t_iface_config *cfg)
 
 	cfg->upcalls = &upcalls;
 	cfg->upcall_ctx = s;
+	p4u_timerq_init(&s->timers);
+	if (!cfg->timers)
+		cfg->timers = &s->timers;
 	ret = XPORT_OPS.iface_open(cfg, &s->iface);
 	if (ret)
 		return ret;
@@ -282,8 +289,11 @@ static inline int send_msg(struct side *s, struct p4t_conn *conn, uint8_t type,
 	iov[1].iov_len = 0;
 	iov[2].iov_base = payload + len / 3;
 	iov[2].iov_len = len - len / 3;
+	/* requests are sequenced (and may be refused when the queue is
+	 * full), as the engine sends them */
 	ret = p4t_send(s->iface, conn, hdr, sizeof(hdr), iov, 3,
-		       keep ? payload : NULL);
+		       keep ? payload : NULL,
+		       (type <= P4W_SWAP ? P4T_SEND_SEQ : 0) | s->send_flags);
 	if (ret != P4T_QUEUED)
 		free(payload);
 	return ret;

@@ -93,7 +93,8 @@ static int notify_calls;
 static uint64_t notify_last_ct;
 static void *notify_last_ctx;
 
-static void notify_cb(void *ctx, uint64_t ct)
+static void notify_cb(void *ctx, uint64_t ct,
+			 const struct p4e_ct_event *val)
 {
 	notify_calls++;
 	notify_last_ct = ct;

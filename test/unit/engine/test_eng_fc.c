@@ -615,7 +615,8 @@ static size_t copied_len(int i)
 /*
  * Copied payloads: their initiator does not wait for acceptance, so a
  * lazy target sends no SEQ_ACK for them (they stay the initiator's until
- * one comes), but does so at the 16th and when told to (p4e_dom_ack_all).
+ * one comes), but does so at the 16th and before its worker sleeps
+ * (p4e_worker_prepare_sleep).
  */
 Test(eng_fc, lazy_ack_held_for_copied_payloads)
 {
@@ -629,12 +630,12 @@ Test(eng_fc, lazy_ack_held_for_copied_payloads)
 	eng_txlog_drain(na.eq, &tx);
 	cr_expect_eq(tx.send[3][P4E_NI_OK], 1, "copied: SEND at once");
 	cr_expect_eq(msgs_sent_by(&nb), 0, "an ack nobody waits for");
-	cr_expect(p4e_dom_ack_held(dom));
+	cr_expect(p4e_ni_ack_held(nb.ni));
 	cr_expect_eq(p4e_md_release(na.ni, md), -FI_EBUSY, "ops kept");
-	p4e_dom_ack_all(dom);
+	p4e_worker_prepare_sleep(p4e_dom_worker(dom));
 	progress();
 	cr_expect_eq(msgs_sent_by(&nb), 1);
-	cr_expect_not(p4e_dom_ack_held(dom));
+	cr_expect_not(p4e_ni_ack_held(nb.ni));
 	cr_expect_eq(p4e_md_release(na.ni, md), 0, "acceptance freed them");
 	/* at most 16 wait for their ack */
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
@@ -724,7 +725,7 @@ Test(eng_fc, lazy_ack_rides_on_reverse_traffic)
 	progress();
 	cr_expect_eq(msgs_sent_by(&nb), 1, "only the reply travelled");
 	cr_expect_eq(p4e_md_release(na.ni, md), 0, "its ack_seq accepted all");
-	cr_expect_not(p4e_dom_ack_held(dom));
+	cr_expect_not(p4e_ni_ack_held(nb.ni));
 }
 
 /* A SEQ_ACK that does not fit on the link is sent later, not lost. */

@@ -251,24 +251,24 @@ LOOP_TEST(send_validates_the_header)
 	struct iovec null_base = { NULL, 4 };
 
 	hdr_make(hdr, P4W_PUT, 24, 0);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 15, &iov, 1, NULL), -FI_EINVAL);
-	cr_expect_eq(p4t_send(sa.iface, x, NULL, 16, &iov, 1, NULL), -FI_EINVAL);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 1, NULL), -FI_EINVAL);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &null_base, 1, NULL),
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 15, &iov, 1, NULL, 0), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, NULL, 16, &iov, 1, NULL, 0), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 1, NULL, 0), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &null_base, 1, NULL, 0),
 		     -FI_EINVAL);
 	hdr_make(hdr, P4W_PUT, 23, 0);		/* one short */
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL, 0), -FI_EINVAL);
 	hdr_make(hdr, P4W_PUT, 25, 0);		/* one long */
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL, 0), -FI_EINVAL);
 	hdr_make(hdr, P4W_T_PULL_REQ, 24, 0);	/* transport type */
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL, 0), -FI_EINVAL);
 	/* never read: refused on its size */
 	hdr_make(hdr, P4W_PUT, 16 + P4W_MAX_MSG, 0);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &huge, 1, NULL),
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &huge, 1, NULL, 0),
 		     -FI_EMSGSIZE);
 	/* a header longer than p4w_hdr is the caller's choice */
 	hdr_make(hdr, P4W_GET, 32 + 8, 7);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 32, &iov, 1, NULL), P4T_DONE);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 32, &iov, 1, NULL, 0), P4T_DONE);
 	pump(&sa, &sb);
 	cr_expect_eq(count(&sb, UP_RECV), 1);
 	cr_expect_eq(stats_of(&sa).msgs_sent, 1);

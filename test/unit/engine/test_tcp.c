@@ -174,12 +174,12 @@ TCP_TEST(send_validates_the_message)
 	struct iovec big = { .iov_base = hdr, .iov_len = P4T_TCP_MAX_MSG };
 
 	hdr_make(hdr, P4W_PUT, 17, 0);	/* says 17, is 16 */
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 0, NULL), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 0, NULL, 0), -FI_EINVAL);
 	hdr_make(hdr, P4W_T_HELLO, 16, 0);	/* a transport type */
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 0, NULL), -FI_EINVAL);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 8, NULL, 0, NULL), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, NULL, 0, NULL, 0), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 8, NULL, 0, NULL, 0), -FI_EINVAL);
 	hdr_make(hdr, P4W_PUT, 16 + P4T_TCP_MAX_MSG, 0);
-	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &big, 1, NULL),
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &big, 1, NULL, 0),
 		     -FI_EMSGSIZE);
 	cr_expect_eq(stats_of(&sa).msgs_sent, 0);
 }
@@ -320,58 +320,65 @@ TCP_TEST(coalescing_small_sends)
 	cr_expect_eq(stats_of(&sa).queued_copy, st.queued_copy);
 }
 
-/* batch_sends: the first request on a link since the last progress call
- * is written at once; those sent after it, before the next call, leave
- * together at that call (or at iface_close), in order. */
+/* P4T_SEND_BATCH: sends flagged so wait on the link's queue and leave
+ * together at the next progress call (or flush, or iface_close), in
+ * order; a send without the flag is written by the call. */
 TCP_TEST(batched_sends_leave_at_the_next_progress)
 {
-	struct p4t_iface_config cfg = { .batch_sends = true };
 	struct p4t_conn *x;
 	struct p4t_tcp_stats st;
 	uint32_t i;
 
-	side_close(&sa);
-	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
 	x = conn_to(&sa, &sb);
 	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
 	st = stats_of(&sa);
-	for (i = 1; i <= 64; i++)
+	cr_assert_eq(send_seq(&sa, x, 1, 8), P4T_DONE);
+	sa.send_flags = P4T_SEND_BATCH;
+	for (i = 2; i <= 64; i++)
 		cr_assert_eq(send_seq(&sa, x, i, 8 * i), P4T_DONE);
+	sa.send_flags = 0;
 	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1,
-		     "the first written at once");
+		     "the unflagged one written at once");
 	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls,
 		     "the others not yet");
 	PUMP_UNTIL(count(&sb, UP_RECV) == 65);
 	cr_expect_eq(stats_of(&sa).sendmsg_calls, st.sendmsg_calls + 1);
 	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1,
 		     "63 messages, one writev");
-	for (i = 1; i <= 64; i++)
+	expect_msg(&sb.ev[2], 1, 8);
+	for (i = 2; i <= 64; i++)
 		expect_msg(&sb.ev[1 + i], i, 8 * i);
+	/* p4t_flush writes them without a progress call */
+	st = stats_of(&sa);
+	sa.send_flags = P4T_SEND_BATCH;
+	cr_assert_eq(send_seq(&sa, x, 70, 8), P4T_DONE);
+	cr_assert_eq(send_seq(&sa, x, 71, 8), P4T_DONE);
+	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls);
+	p4t_flush(sa.iface);
+	cr_expect_eq(stats_of(&sa).writev_calls, st.writev_calls + 1);
 	/* a batch the caller never progressed still leaves at close */
 	cr_assert_eq(send_seq(&sa, x, 100, 8), P4T_DONE);
 	cr_assert_eq(send_seq(&sa, x, 101, 8), P4T_DONE);
 	side_close(&sa);
-	PUMP_UNTIL(count(&sb, UP_RECV) == 67);
-	expect_msg(&sb.ev[sb.nev - 2 - count(&sb, UP_CONN_FAILED)], 100, 8);
-	expect_msg(&sb.ev[sb.nev - 1 - count(&sb, UP_CONN_FAILED)], 101, 8);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 69);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 65)], 70, 8);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 66)], 71, 8);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 67)], 100, 8);
+	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 68)], 101, 8);
 }
 
 /*
- * A request sent after the sender's last progress call reaches the peer
- * although the sender never calls again (a ping-pong's last reply, after
- * which the process waits for its peer on another channel: Debian's
- * fi_pingpong hung there when every such request waited for the next
- * progress call).
+ * A send without P4T_SEND_BATCH reaches the peer although the sender
+ * never calls again (a ping-pong's last reply, after which the process
+ * waits for its peer on another channel: Debian's fi_pingpong hung there
+ * when every such request waited for the next progress call).
  */
-TCP_TEST(a_request_after_the_last_progress_call_is_not_held)
+TCP_TEST(an_unbatched_send_is_not_held)
 {
-	struct p4t_iface_config cfg = { .batch_sends = true };
 	struct p4t_conn *x;
 	uint64_t t0;
 
-	side_close(&sa);
-	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
 	x = conn_to(&sa, &sb);
 	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
@@ -390,20 +397,17 @@ TCP_TEST(a_request_after_the_last_progress_call_is_not_held)
  * send_done) and leave with the batch; above the limit they go at once. */
 TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
 {
-	struct p4t_iface_config cfg = { .batch_sends = true };
 	struct p4t_tcp_stats st;
 	struct p4t_conn *x;
 	uint32_t i;
 	int ret;
 
-	side_close(&sa);
-	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
 	sa.free_on_done = true;
 	x = conn_to(&sa, &sb);
 	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
-	/* the first request since the last progress call goes at once */
 	cr_assert_eq(send_seq(&sa, x, 100, 8), P4T_DONE);
+	sa.send_flags = P4T_SEND_BATCH;
 	st = stats_of(&sa);
 	for (i = 1; i <= 6; i++)
 		cr_assert_eq(send_msg(&sa, x, P4W_PUT, i, 8192, true),
@@ -430,7 +434,8 @@ TCP_TEST(batched_large_sends_are_referenced_and_done_when_written)
 	expect_msg(&sb.ev[9], 7, 65536);
 }
 
-/* Each message b receives is answered from its recv upcall. */
+/* Each message b receives is answered from its recv upcall, batched as
+ * the engine sends from inside its progress. */
 static void reply_from_recv(struct side *s, struct p4t_conn *conn,
 			    const void *msg, size_t len)
 {
@@ -452,6 +457,7 @@ TCP_TEST(upcall_sends_leave_together_when_progress_ends)
 	cr_assert_eq(send_seq(&sa, x, 0, 8), P4T_DONE);
 	PUMP_UNTIL(count(&sb, UP_RECV) == 1);		/* link up */
 	sb.on_recv = reply_from_recv;
+	sb.send_flags = P4T_SEND_BATCH;
 	st = stats_of(&sb);
 	for (i = 1; i <= 64; i++)
 		cr_assert_eq(send_seq(&sa, x, i, 8), P4T_DONE);
@@ -462,89 +468,6 @@ TCP_TEST(upcall_sends_leave_together_when_progress_ends)
 		      stats_of(&sb).recv_calls - st.recv_calls);
 	for (i = 1; i <= 64; i++)
 		expect_msg(&sa.ev[find_ev(&sa, UP_RECV, i - 1)], i + 1000, 16);
-}
-
-/* An ACK as the wire has it: header and response body. */
-#define ACK_LEN	(sizeof(struct p4w_hdr) + sizeof(struct p4w_resp))
-
-/* Each message b receives is acknowledged (an ACK) from its recv upcall. */
-static void ack_from_recv(struct side *s, struct p4t_conn *conn,
-			  const void *msg, size_t len)
-{
-	uint32_t seq;
-	uint8_t ack[ACK_LEN] = { 0 };
-
-	cr_assert_geq(len, 12);
-	memcpy(&seq, (const uint8_t *)msg + 8, 4);
-	hdr_make(ack, P4W_ACK, ACK_LEN, seq + 1000);
-	cr_assert_eq(p4t_send(s->iface, conn, ack, sizeof(ack), NULL, 0,
-			      NULL), P4T_DONE);
-}
-
-static void expect_ack(const struct side *s, size_t n, uint32_t seq)
-{
-	long i = find_ev(s, UP_RECV, n);
-
-	cr_assert_geq(i, 0);
-	cr_expect_eq(s->ev[i].len, ACK_LEN);
-	cr_expect_eq(s->ev[i].seq, seq, "ACK %u, want %u", s->ev[i].seq, seq);
-}
-
-/* An ACK made while the next message is still coming in waits for it
- * (one write for both, none of the sender's stream interrupted by a
- * segment per message), but not longer than the hold time (here 20 ms,
- * so a loaded machine does not decide; P4T_TCP_ACK_HOLD_NS by default). */
-TCP_TEST(acks_wait_for_the_message_coming_in)
-{
-	struct p4t_conn *x, *y;
-	struct p4t_tcp_stats st;
-	uint64_t t0;
-	int ret;
-
-	/* small socket buffers: the second message arrives in pieces */
-	p4t_tcp_set_sockbuf(sa.iface, 16384, 16384);
-	p4t_tcp_set_sockbuf(sb.iface, 16384, 16384);
-	p4t_tcp_set_ack_hold(sb.iface, 20000000);
-	sa.free_on_done = true;		/* payloads queued by reference */
-	x = link_up(&sa, &sb, &y);
-	sb.on_recv = ack_from_recv;
-	st = stats_of(&sb);
-	cr_assert_eq(send_seq(&sa, x, 1, 100), P4T_DONE);
-	ret = send_msg(&sa, x, P4W_PUT, 2, 200000, true);
-	cr_assert_eq(ret, P4T_QUEUED, "200 KB do not fit the socket");
-	/* b reads message 1 and part of 2: the ACK of 1 waits */
-	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
-	(void)p4t_progress(sb.iface, 64);
-	cr_expect_eq(stats_of(&sb).writev_calls, st.writev_calls,
-		     "the ACK waits for message 2");
-	cr_expect_eq(stats_of(&sb).sendmsg_calls, st.sendmsg_calls);
-	/* a's side is not progressed: message 2 stalls, the ACK goes after
-	 * the hold time all the same */
-	t0 = now_ms();
-	while (stats_of(&sb).writev_calls == st.writev_calls &&
-	       now_ms() - t0 < 1000)
-		(void)p4t_progress(sb.iface, 64);
-	cr_expect_eq(stats_of(&sb).writev_calls, st.writev_calls + 1);
-	cr_expect(now_ms() - t0 >= 10 && now_ms() - t0 < 500, "held %llu ms",
-		  (unsigned long long)(now_ms() - t0));
-	cr_expect_eq(count(&sb, UP_RECV), 1, "message 2 is still coming");
-	PUMP_UNTIL(count(&sa, UP_RECV) == 2);
-	expect_ack(&sa, 0, 1001);
-	expect_ack(&sa, 1, 1002);
-	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 1)], 2, 200000);
-	/* a window: eight ACKs for eight messages in fewer writes, the last
-	 * one at once (nothing follows it) */
-	st = stats_of(&sb);
-	for (ret = 3; ret < 11; ret++)
-		cr_assert_geq(send_msg(&sa, x, P4W_PUT, (uint32_t)ret, 50000,
-				       true), 0);
-	PUMP_UNTIL(count(&sa, UP_RECV) == 10);
-	for (ret = 3; ret < 11; ret++)
-		expect_ack(&sa, (size_t)ret - 1, (uint32_t)ret + 1000);
-	cr_expect_lt(stats_of(&sb).writev_calls - st.writev_calls, 8,
-		     "%llu writes for 8 ACKs",
-		     (unsigned long long)(stats_of(&sb).writev_calls -
-					  st.writev_calls));
 }
 
 /* A quiet link is not read until epoll says it has data: recv would take
@@ -814,7 +737,7 @@ static void killed_peer_child(const struct sockaddr_storage *parent,
 			   &mem))
 		_exit(3);
 	hdr_make(hdr, P4W_PUT, HL + sizeof(ck), 0);
-	if (p4t_send(me.iface, conn, hdr, HL, &civ, 1, NULL) < 0)
+	if (p4t_send(me.iface, conn, hdr, HL, &civ, 1, NULL, 0) < 0)
 		_exit(4);
 	for (;;)
 		p4t_progress(me.iface, 64);

@@ -350,7 +350,8 @@ static int send_offered(struct side *s, struct p4t_conn *conn, uint32_t seq,
 	uint8_t hdr[HL] = { 0 };
 
 	hdr_make(hdr, P4W_PUT, HL, seq);
-	return p4t_send_offer(s->iface, conn, hdr, HL, mem, len, op_ctx);
+	return p4t_send_offer(s->iface, conn, hdr, HL, mem, len, op_ctx,
+			      P4T_SEND_SEQ | s->send_flags);
 }
 
 static void offer_pull_into(uint8_t *dst, size_t len)
@@ -473,15 +474,15 @@ TCP_TEST(offer_limits_arguments_and_self_link)
 	cr_assert_eq(p4t_mem_expose(sa.iface, x, &siov, 1, P4T_ACCESS_READ,
 				    &ck, &rm), 0);
 	hdr_make(hdr, P4W_PUT, HL, 1);
-	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 100, NULL),
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 100, NULL, P4T_SEND_SEQ),
 		     -FI_EINVAL, "op_ctx is required");
-	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 0, (void *)1),
+	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 0, (void *)1, P4T_SEND_SEQ),
 		     -FI_EINVAL);
 	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL, rm, 8193,
-				    (void *)1), -FI_EINVAL, "past the source");
+				    (void *)1, P4T_SEND_SEQ), -FI_EINVAL, "past the source");
 	cr_expect_eq(p4t_send_offer(sa.iface, x, hdr, HL - 1, rm, 100,
-				    (void *)1), -FI_EINVAL, "length field");
-	cr_expect_eq(p4t_send_offer(sb.iface, y, hdr, HL, rm, 100, (void *)1),
+				    (void *)1, P4T_SEND_SEQ), -FI_EINVAL, "length field");
+	cr_expect_eq(p4t_send_offer(sb.iface, y, hdr, HL, rm, 100, (void *)1, P4T_SEND_SEQ),
 		     -FI_EINVAL, "offers off");
 	/* self: no offer, the pull copies */
 	me = conn_to(&sa, &sa);

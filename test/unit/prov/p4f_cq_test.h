@@ -28,28 +28,15 @@ static inline struct fid_cq *open_cq(enum fi_cq_format format, size_t size,
 	return cq;
 }
 
-static inline void domain_lock(void)
-{
-	p4u_lock_acquire(&p4f_domain_of(env.domain)->lock);
-}
-
-static inline void domain_unlock(void)
-{
-	p4u_lock_release(&p4f_domain_of(env.domain)->lock);
-}
-
 /* Completion i: every field derived from i so a mix-up shows. */
 static inline void write_comp(struct fid_cq *cq, uintptr_t i)
 {
 	int ret;
 
-	domain_lock();
-	ret = p4f_cq_write_locked(p4f_cq_of(cq), (void *)(0x1000 + i),
-				  FI_RECV | FI_TAGGED, 100 + i,
-				  (void *)(0x2000 + i), 0x3000 + i, 0x4000 + i,
-				  (fi_addr_t)i);
-	domain_unlock();
-	cr_assert_eq(ret, 0, "p4f_cq_write_locked: %s", fi_strerror(-ret));
+	ret = p4f_cq_write(p4f_cq_of(cq), (void *)(0x1000 + i),
+			   FI_RECV | FI_TAGGED, 100 + i, (void *)(0x2000 + i),
+			   0x3000 + i, 0x4000 + i, (fi_addr_t)i);
+	cr_assert_eq(ret, 0, "p4f_cq_write: %s", fi_strerror(-ret));
 }
 
 static inline void write_err(struct fid_cq *cq, uintptr_t i, const void *data,
@@ -67,11 +54,8 @@ static inline void write_err(struct fid_cq *cq, uintptr_t i, const void *data,
 	};
 	int ret;
 
-	domain_lock();
-	ret = p4f_cq_write_error_locked(p4f_cq_of(cq), &err);
-	domain_unlock();
-	cr_assert_eq(ret, 0, "p4f_cq_write_error_locked: %s",
-		     fi_strerror(-ret));
+	ret = p4f_cq_write_error(p4f_cq_of(cq), &err);
+	cr_assert_eq(ret, 0, "p4f_cq_write_error: %s", fi_strerror(-ret));
 }
 
 static inline void expect_comp(const struct fi_cq_tagged_entry *e, uintptr_t i)

@@ -2,7 +2,7 @@
  * p4f_static_test.h - a fabric (and domain) opened through the provider
  * code linked into the test binary (p4f_getinfo -> p4f_fabric_open ->
  * fi_domain) rather than the plug-in, so that a test can call internal
- * entry points (p4f_cq_write_locked, p4f_cntr_inc_locked, ...) on the
+ * entry points (p4f_cq_write, p4f_cntr_inc, ...) on the
  * objects the way the data path does. Used by test_cq*.c, test_cntr.c and
  * test_eq.c.
  *

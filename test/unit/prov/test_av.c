@@ -711,7 +711,7 @@ Test(av, lookup_locked_and_reverse_lookup)
 	cr_assert_eq(fi_av_insert(av, addrs, 3, fi_addr, 0, NULL), 3);
 	other_port.sin_port = htons(9);
 
-	p4u_lock_acquire(&domain->lock);
+	p4f_av_lock(pav);
 	sa = p4f_av_lookup_locked(pav, 2);
 	cr_assert_not_null(sa);
 	cr_assert_eq(sa->sin.sin_addr.s_addr, addrs[2].sin_addr.s_addr);
@@ -724,29 +724,27 @@ Test(av, lookup_locked_and_reverse_lookup)
 			(struct sockaddr *)&other_port), FI_ADDR_NOTAVAIL);
 	cr_assert_eq(p4f_av_reverse_lookup_locked(pav,
 			(struct sockaddr *)&unknown), FI_ADDR_NOTAVAIL);
-	p4u_lock_release(&domain->lock);
+	p4f_av_unlock(pav);
 
 	cr_assert_eq(fi_av_remove(av, &one, 1, 0), 0);
-	p4u_lock_acquire(&domain->lock);
+	p4f_av_lock(pav);
 	cr_assert_null(p4f_av_lookup_locked(pav, 1));
 	cr_assert_eq(p4f_av_reverse_lookup_locked(pav,
 			(struct sockaddr *)&addrs[1]), FI_ADDR_NOTAVAIL);
 	cr_assert_eq(p4f_av_reverse_lookup_locked(pav,
 			(struct sockaddr *)&addrs[0]), 0);
-	p4u_lock_release(&domain->lock);
+	p4f_av_unlock(pav);
 }
 
 Test(av, reverse_lookup_many_and_ipv6)
 {
 	enum { N = 600 };
 	struct sockaddr_in6 a = avt_sin6("fd00::1:0", 7000), b;
-	struct p4f_domain *domain;
 	struct p4f_av *pav;
 	fi_addr_t fi_addr;
 	size_t i;
 
 	avt_open(FI_SOCKADDR_IN6, true);
-	domain = p4f_domain_of(env.domain);
 	av = avt_av_open(FI_AV_MAP, 2, 0);
 	pav = p4f_av_of(av);
 	for (i = 0; i < N; i++) {
@@ -756,7 +754,7 @@ Test(av, reverse_lookup_many_and_ipv6)
 		cr_assert_eq(fi_av_insert(av, &b, 1, &fi_addr, 0, NULL), 1);
 		cr_assert_eq(fi_addr, i);
 	}
-	p4u_lock_acquire(&domain->lock);
+	p4f_av_lock(pav);
 	for (i = 0; i < N; i++) {
 		b = a;
 		b.sin6_addr.s6_addr[15] = (uint8_t)i;
@@ -769,5 +767,5 @@ Test(av, reverse_lookup_many_and_ipv6)
 	b.sin6_scope_id = 3;	/* a different scope is another peer */
 	cr_assert_eq(p4f_av_reverse_lookup_locked(pav, (struct sockaddr *)&b),
 		     FI_ADDR_NOTAVAIL);
-	p4u_lock_release(&domain->lock);
+	p4f_av_unlock(pav);
 }

@@ -7,7 +7,7 @@
  *
  * Completions can only be produced by the data path, so the objects are
  * opened through the provider code linked into this binary
- * (p4f_static_test.h), which lets the test call p4f_cq_write_locked the
+ * (p4f_static_test.h), which lets the test call p4f_cq_write the
  * way the data path will, under the domain lock (p4f_cq_test.h). One test
  * opens a CQ through the real libfabric to check what the plug-in
  * installs.
@@ -115,9 +115,7 @@ Test(cq, size_zero_takes_the_default_depth)
 				    FI_CQ_COND_NONE);
 	size_t expect = p4f_params.cq_size ? p4f_params.cq_size : 4096;
 
-	domain_lock();
-	cr_expect_eq(p4f_cq_space_locked(p4f_cq_of(cq)), expect);
-	domain_unlock();
+	cr_expect_eq(p4f_cq_space(p4f_cq_of(cq)), expect);
 	test_close_ok(&cq->fid);
 }
 
@@ -188,10 +186,8 @@ Test(cq, readfrom_reports_source_or_notavail)
 	int ret;
 
 	write_comp(cq, 5);
-	domain_lock();
-	ret = p4f_cq_write_locked(p4f_cq_of(cq), NULL, FI_RECV, 1, NULL, 0, 0,
+	ret = p4f_cq_write(p4f_cq_of(cq), NULL, FI_RECV, 1, NULL, 0, 0,
 				  FI_ADDR_NOTAVAIL);
-	domain_unlock();
 	cr_assert_eq(ret, 0);
 	cr_assert_eq(fi_cq_readfrom(cq, e, 3, src), 2);
 	cr_expect_eq(src[0], 5);
@@ -288,17 +284,13 @@ Test(cq, overflow_keeps_every_entry_in_order)
 	uintptr_t next = 0, i;
 	ssize_t n, k;
 
-	domain_lock();
-	cr_expect_eq(p4f_cq_space_locked(p4f_cq_of(cq)), 4);
-	domain_unlock();
+	cr_expect_eq(p4f_cq_space(p4f_cq_of(cq)), 4);
 	for (i = 0; i < 50; i++)
 		write_comp(cq, i);
 	write_err(cq, 50, NULL, 0);	/* an error deep in the overflow */
 	for (i = 51; i < 100; i++)
 		write_comp(cq, i);
-	domain_lock();
-	cr_expect_eq(p4f_cq_space_locked(p4f_cq_of(cq)), 0);
-	domain_unlock();
+	cr_expect_eq(p4f_cq_space(p4f_cq_of(cq)), 0);
 
 	/* read in threes while writing more: order holds across the seam */
 	while (next < 130) {
@@ -318,9 +310,7 @@ Test(cq, overflow_keeps_every_entry_in_order)
 				write_comp(cq, i);
 	}
 	cr_expect_eq(fi_cq_read(cq, e, 3), -FI_EAGAIN);
-	domain_lock();
-	cr_expect_eq(p4f_cq_space_locked(p4f_cq_of(cq)), 4);
-	domain_unlock();
+	cr_expect_eq(p4f_cq_space(p4f_cq_of(cq)), 4);
 	test_close_ok(&cq->fid);
 }
 

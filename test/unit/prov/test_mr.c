@@ -2,7 +2,7 @@
  * test_mr.c - memory registration (p4f_mr.c): fi_mr_reg/regv/regattr
  * over access combinations and sizes, argument checks, provider and
  * application keys, counter binding, fi_mr_enable, FI_REG_MR events.
- * The key table lookup (p4f_mr_lookup_locked) and the RMA address check
+ * The key table lookup (p4f_mr_lookup) and the RMA address check
  * (p4f_mr_check_access) are reached through the statically linked copy of
  * the provider (p4f_getinfo -> p4f_fabric_open -> fi_domain), which is
  * also where the domain's mr_mode is chosen per test.
@@ -118,13 +118,7 @@ static struct fid_cntr *mrt_cntr_open(void)
 
 static struct p4f_mr *mrt_lookup(uint64_t key)
 {
-	struct p4f_domain *domain = p4f_domain_of(env.domain);
-	struct p4f_mr *found;
-
-	p4u_lock_acquire(&domain->lock);
-	found = p4f_mr_lookup_locked(domain, key);
-	p4u_lock_release(&domain->lock);
-	return found;
+	return p4f_mr_lookup(p4f_domain_of(env.domain), key);
 }
 
 static int mrt_check(struct fid_mr *fmr, uint64_t addr, uint64_t len,

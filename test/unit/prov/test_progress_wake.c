@@ -358,9 +358,10 @@ Test(progress, waitset_wait_timeout_sleeps)
 }
 
 /*
- * p4f_ep_wait_fds: a wait object holds the NI fd of every endpoint bound
- * to it, once each (a CQ for both directions, a counter for several
- * events), from fi_enable to the endpoint's fi_close.
+ * Progress sets (p4f_worker.c): a CQ's wait fd holds the wait fd of the
+ * worker of every endpoint bound to it, once each (a CQ for both
+ * directions), from fi_ep_bind to the endpoint's fi_close; a counter's
+ * holds every worker of its domain, from the endpoint's fi_endpoint on.
  */
 Test(progress, wait_fds_follow_bindings)
 {
@@ -390,18 +391,22 @@ Test(progress, wait_fds_follow_bindings)
 	cr_assert_eq(tp_epoll_count(cq_fd), 1);		/* its eventfd */
 	cr_assert_eq(tp_epoll_count(cntr_fd), 1);
 	for (i = 0; i < 2; i++) {
+		/* FI_THREAD_SAFE: a worker per endpoint, which every counter
+		 * of the domain waits on from fi_endpoint on */
 		cr_assert_eq(fi_endpoint(env.domain, env.info, &ep[i], NULL), 0);
+		cr_assert_eq(tp_epoll_count(cntr_fd), 2 + i);
 		cr_assert_eq(fi_ep_bind(ep[i], &av->fid, 0), 0);
 		/* ep 0: one CQ both ways; ep 1: the CQ one way only */
+		cr_assert_eq(tp_epoll_count(cq_fd), 1 + i);
 		cr_assert_eq(fi_ep_bind(ep[i], &cq->fid,
 					i ? FI_RECV : FI_TRANSMIT | FI_RECV), 0);
+		/* a CQ waits on the workers of the endpoints bound to it */
+		cr_assert_eq(tp_epoll_count(cq_fd), 2 + i);
 		if (i)
 			cr_assert_eq(fi_ep_bind(ep[i], &cq_nowait->fid,
 						FI_TRANSMIT), 0);
 		cr_assert_eq(fi_ep_bind(ep[i], &cntr->fid,
 					FI_SEND | FI_RECV), 0);
-		/* nothing until fi_enable */
-		cr_assert_eq(tp_epoll_count(cq_fd), 1 + i);
 		cr_assert_eq(fi_enable(ep[i]), 0);
 		cr_assert_eq(tp_epoll_count(cq_fd), 2 + i);
 		cr_assert_eq(tp_epoll_count(cntr_fd), 2 + i);
