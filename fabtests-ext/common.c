@@ -103,11 +103,37 @@ static void fx_usage(const char *summary, const char *usage_extra)
 		"  -n <n>        server: number of clients (default 1)\n"
 		"  -T <s>        overall timeout in seconds (default %d)\n"
 		"  -a            ask for FI_PROGRESS_AUTO (a progress thread)\n"
+		"  -L <level>    threading level in the hints: domain, "
+		"completion,\n"
+		"                endpoint, fid or safe (default: the "
+		"program's)\n"
 		"%s",
 		fx_prog, summary, fx_prog, fx_prog, fx_prog,
 		FX_DEFAULT_OOB_PORT, FX_DEFAULT_OOB_PORT, FX_DEFAULT_TIMEOUT,
 		usage_extra ? usage_extra : "");
 	exit(2);
+}
+
+static const struct {
+	const char *name;
+	enum fi_threading threading;
+} fx_threadings[] = {
+	{ "domain", FI_THREAD_DOMAIN },
+	{ "completion", FI_THREAD_COMPLETION },
+	{ "endpoint", FI_THREAD_ENDPOINT },
+	{ "fid", FI_THREAD_FID },
+	{ "safe", FI_THREAD_SAFE },
+};
+#define FX_NTHREADINGS	(sizeof(fx_threadings) / sizeof(fx_threadings[0]))
+
+const char *fx_threading_str(enum fi_threading threading)
+{
+	size_t i;
+
+	for (i = 0; i < FX_NTHREADINGS; i++)
+		if (fx_threadings[i].threading == threading)
+			return fx_threadings[i].name;
+	return "?";
 }
 
 static int fx_parse_int(const char *arg, int min, int max, char opt)
@@ -182,8 +208,8 @@ void fx_parse(int argc, char **argv, const char *summary,
 	opts->timeout = FX_DEFAULT_TIMEOUT;
 	opts->nclients = 1;
 
-	while ((opt = getopt(argc, argv, "p:s:B:P:E::S:I:ve:c:n:T:N:W:t:ah"))
-	       != -1) {
+	while ((opt = getopt(argc, argv,
+			     "p:s:B:P:E::S:I:ve:c:n:T:N:W:t:aL:h")) != -1) {
 		switch (opt) {
 		case 'p':
 			opts->prov = optarg;
@@ -253,6 +279,17 @@ void fx_parse(int argc, char **argv, const char *summary,
 		case 'a':
 			opts->auto_progress = true;
 			break;
+		case 'L': {
+			size_t i;
+
+			for (i = 0; i < FX_NTHREADINGS; i++)
+				if (!strcmp(optarg, fx_threadings[i].name))
+					break;
+			if (i == FX_NTHREADINGS)
+				fx_usage(summary, usage_extra);
+			opts->threading = fx_threadings[i].threading;
+			break;
+		}
 		default:
 			fx_usage(summary, usage_extra);
 		}

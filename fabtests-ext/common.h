@@ -59,12 +59,14 @@ struct fx_opts {
 	int threads;		/* -t: threads (program specific), 0 = default */
 	bool sread;		/* -c sread: blocking CQ reads on a wait object */
 	bool auto_progress;	/* -a: FI_PROGRESS_AUTO in the hints */
+	enum fi_threading threading;	/* -L: hints' threading, 0 = the
+					   program's (fx_setup) */
 };
 
 /* What a program needs from its endpoint. */
 struct fx_setup {
 	uint64_t caps;			/* hints->caps */
-	enum fi_threading threading;	/* 0: FI_THREAD_DOMAIN */
+	enum fi_threading threading;	/* 0: FI_THREAD_DOMAIN; -L wins */
 	uint64_t cq_bind_flags;		/* e.g. FI_SELECTIVE_COMPLETION */
 	size_t cq_size;			/* 0: 1024 */
 	size_t min_multi_recv;		/* set before fi_enable when nonzero */
@@ -149,6 +151,14 @@ void fx_fini(struct fx_ctx *ctx);
 /* one more endpoint on ctx's domain and AV, with its own CQ (tx and rx) */
 void fx_ep_open(struct fx_ctx *ctx, const struct fx_setup *setup,
 		struct fid_ep **ep_p, struct fid_cq **cq_p);
+/* a CQ of ctx's domain (the format and size fx_init's have) */
+void fx_cq_open(struct fx_ctx *ctx, const struct fx_setup *setup,
+		struct fid_cq **cq_p);
+/* one more endpoint on ctx's domain and AV, bound to cq (tx and rx) */
+void fx_ep_open_on(struct fx_ctx *ctx, const struct fx_setup *setup,
+		   struct fid_cq *cq, struct fid_ep **ep_p);
+/* the -L name of a threading level ("safe", ...) */
+const char *fx_threading_str(enum fi_threading threading);
 
 /* ---- OOB ----------------------------------------------------------- */
 

@@ -288,8 +288,9 @@ static struct fi_info *fx_hints(const struct fx_opts *opts,
 	hints->caps = setup->caps;
 	hints->mode = 0;
 	hints->addr_format = FI_SOCKADDR_IN;
-	hints->domain_attr->threading = setup->threading ? setup->threading
-							 : FI_THREAD_DOMAIN;
+	hints->domain_attr->threading = opts->threading ? opts->threading :
+					setup->threading ? setup->threading :
+					FI_THREAD_DOMAIN;
 	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	hints->domain_attr->mr_mode = 0;
 	hints->domain_attr->cq_data_size = setup->cq_data_size;
@@ -309,8 +310,8 @@ static struct fi_info *fx_hints(const struct fx_opts *opts,
 	return hints;
 }
 
-static void fx_cq_open(struct fx_ctx *ctx, const struct fx_setup *setup,
-		       struct fid_cq **cq_p)
+void fx_cq_open(struct fx_ctx *ctx, const struct fx_setup *setup,
+		struct fid_cq **cq_p)
 {
 	struct fi_cq_attr attr = {
 		.size = setup->cq_size ? setup->cq_size : 1024,
@@ -321,18 +322,24 @@ static void fx_cq_open(struct fx_ctx *ctx, const struct fx_setup *setup,
 	FX_CALL(fi_cq_open(ctx->domain, &attr, cq_p, NULL));
 }
 
-void fx_ep_open(struct fx_ctx *ctx, const struct fx_setup *setup,
-		struct fid_ep **ep_p, struct fid_cq **cq_p)
+void fx_ep_open_on(struct fx_ctx *ctx, const struct fx_setup *setup,
+		   struct fid_cq *cq, struct fid_ep **ep_p)
 {
 	struct fid_ep *ep;
 
-	fx_cq_open(ctx, setup, cq_p);
 	FX_CALL(fi_endpoint(ctx->domain, ctx->info, &ep, NULL));
 	FX_CALL(fi_ep_bind(ep, &ctx->av->fid, 0));
-	FX_CALL(fi_ep_bind(ep, &(*cq_p)->fid, FI_TRANSMIT | FI_RECV |
+	FX_CALL(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV |
 			   setup->cq_bind_flags));
 	FX_CALL(fi_enable(ep));
 	*ep_p = ep;
+}
+
+void fx_ep_open(struct fx_ctx *ctx, const struct fx_setup *setup,
+		struct fid_ep **ep_p, struct fid_cq **cq_p)
+{
+	fx_cq_open(ctx, setup, cq_p);
+	fx_ep_open_on(ctx, setup, *cq_p, ep_p);
 }
 
 void fx_init(struct fx_ctx *ctx, const struct fx_opts *opts,

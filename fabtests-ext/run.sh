@@ -28,6 +28,11 @@
 set -u
 
 # name  clients  seconds  program and arguments
+#
+# threads_<level>_<m|a><n>: the thread-level matrix of fx_threads (see its
+# header): -L level, manual (m) or FI_PROGRESS_AUTO (a) progress, n
+# threads; threads_safe_m4 and threads_safe_a4 are the former threads and
+# threads_auto cases.
 FX_CASES='
 bw              1  90  fx_bw -S all -v
 pingpong        1  60  fx_pingpong -S all -v
@@ -44,9 +49,25 @@ cancel          1  60  fx_cancel
 trunc           1  60  fx_trunc
 trunc_msg       1  60  fx_trunc -e msg
 cqdata          1  60  fx_cqdata
-threads         1  60  fx_threads
 threads_sread   1  60  fx_threads -c sread -N 100
-threads_auto    1  60  fx_threads -a -N 100
+threads_domain_m2      1  60  fx_threads -L domain -t 2 -N 100
+threads_domain_m4      1  60  fx_threads -L domain -t 4 -N 100
+threads_domain_a2      1  60  fx_threads -L domain -a -t 2 -N 100
+threads_domain_a4      1  60  fx_threads -L domain -a -t 4 -N 100
+threads_completion_m2  1  60  fx_threads -L completion -t 2 -N 100
+threads_completion_m4  1  60  fx_threads -L completion -t 4 -N 100
+threads_completion_a2  1  60  fx_threads -L completion -a -t 2 -N 100
+threads_completion_a4  1  60  fx_threads -L completion -a -t 4 -N 100
+threads_endpoint_m2    1  60  fx_threads -L endpoint -t 2 -N 100
+threads_endpoint_m4    1  60  fx_threads -L endpoint -t 4 -N 100
+threads_endpoint_a2    1  60  fx_threads -L endpoint -a -t 2 -N 100
+threads_endpoint_a4    1  60  fx_threads -L endpoint -a -t 4 -N 100
+threads_safe_m2        1  60  fx_threads -L safe -t 2 -N 100
+threads_safe_m4        1  60  fx_threads -L safe -t 4
+threads_safe_a2        1  60  fx_threads -L safe -a -t 2 -N 100
+threads_safe_a4        1  60  fx_threads -L safe -a -t 4 -N 100
+threads_fid_m4         1  60  fx_threads -L fid -t 4 -N 100
+threads_fid_a2         1  60  fx_threads -L fid -a -t 2 -N 100
 selective       1  60  fx_selective
 resmgmt         1  60  fx_resmgmt
 resmgmt_sread   1  60  fx_resmgmt -c sread -W 64 -S 1048576
@@ -179,7 +200,7 @@ wait
 npass=0
 nfail=0
 failed=""
-printf '%-16s %-6s %7s   %s\n' case result seconds command
+printf '%-22s %-6s %7s   %s\n' case result seconds command
 while read -r name ncl secs prog args; do
 	read -r res secs_taken < "$logdir/$name.res" || res=FAIL
 	if [ "$negative" = 1 ]; then
@@ -197,7 +218,7 @@ while read -r name ncl secs prog args; do
 		nfail=$((nfail + 1))
 		failed="$failed $name"
 	fi
-	printf '%-16s %-6s %7s   %s %s%s\n' "$name" "$res" \
+	printf '%-22s %-6s %7s   %s %s%s\n' "$name" "$res" \
 		"${secs_taken:-0}" "$prog" "$args" \
 		"$([ "$ncl" -gt 1 ] && echo " ($ncl clients)")"
 done <<EOF

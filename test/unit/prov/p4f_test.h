@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,16 +119,17 @@ static inline int test_poll_fd(int fd, int timeout)
  * the wake-up under test. Reads /proc/self/task/<tid>/syscall; should that
  * be unavailable, falls back to a short pause.
  */
-static inline void test_wait_until_polling(volatile pid_t *tid)
+static inline void test_wait_until_polling(_Atomic pid_t *tid)
 {
 	char path[64];
+	pid_t t;
 	long nr;
 	FILE *f;
 	int i;
 
-	while (!*tid)
+	while (!(t = atomic_load(tid)))
 		sched_yield();
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)*tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)t);
 	for (i = 0; i < 50000; i++) {
 		f = fopen(path, "r");
 		if (!f)

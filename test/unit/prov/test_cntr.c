@@ -142,7 +142,7 @@ struct wait_arg {
 	int timeout;			/* 0 = 20 s */
 	int ret;
 	uint64_t elapsed;
-	volatile pid_t tid;		/* set as the call begins */
+	_Atomic pid_t tid;		/* set as the call begins */
 };
 
 static void *wait_thread(void *p)

@@ -78,7 +78,7 @@ struct sread_arg {
 	ssize_t ret;
 	struct fi_cq_tagged_entry e[8];
 	uint64_t elapsed;
-	volatile pid_t tid;		/* set as the call begins */
+	_Atomic pid_t tid;		/* set as the call begins */
 };
 
 static void *sread_thread(void *p)
@@ -397,7 +397,7 @@ struct wait_arg {
 	struct fid_wait *set;
 	int ret;
 	uint64_t elapsed;
-	volatile pid_t tid;		/* set as the call begins */
+	_Atomic pid_t tid;		/* set as the call begins */
 };
 
 static void *wait_thread(void *p)

@@ -317,7 +317,7 @@ struct eq_sread_arg {
 	ssize_t ret;
 	struct fi_eq_entry entry;
 	uint64_t elapsed;
-	volatile pid_t tid;		/* set as the call begins */
+	_Atomic pid_t tid;		/* set as the call begins */
 };
 
 static void *eq_sread_thread(void *p)
