@@ -8,6 +8,8 @@
  *
  * Not here: the measurements themselves (one program each) and anything
  * provider specific: the same binary runs on any provider named with -p.
+ * What is declared here is defined in fb_common.c (command line, OOB,
+ * results, timing) and fb_fabric.c (everything that calls libfabric).
  *
  * Conventions (the fabtests ones): the server is started without a
  * destination, the client with the server's address as last argument;

@@ -6,7 +6,7 @@
 #
 # The tool's last reply is sent just before the process waits for its
 # peer on a control socket, outside libfabric: a provider that holds a
-# send until the next progress call hangs it (it did; test_tcp's
+# send until the next progress call hangs it (it did; test_tcp_send's
 # a_request_after_the_last_progress_call_is_not_held is the unit test).
 #
 # make check sets FI_PROVIDER_PATH (the plug-in). Skipped (77) without

@@ -1,8 +1,14 @@
 /*
  * eng_fc_test.h - the fixture of the flow-control tests (test_eng_fc.c,
- * test_eng_fc_keeper.c): nodes a, b, c of one domain, message slots with
- * checkable data, floods of puts from a to b, receives for them, and the
- * checks that every message arrived once, in order, with its data.
+ * test_eng_fc_resend.c, test_eng_fc_ack.c, test_eng_fc_keeper.c): nodes
+ * a, b, c of one domain, message slots with checkable data, floods of
+ * puts from a to b, receives for them, and the checks that every message
+ * arrived once, in order, with its data; skipping off the loop transport,
+ * failing a link through its hook, and checking that a new op still works
+ * after a failure.
+ *
+ * Not here: the tests' own message lengths (each file has those it
+ * needs) and the set-ups of one kind of test.
  */
 #ifndef ENG_FC_TEST_H
 #define ENG_FC_TEST_H
@@ -171,6 +177,48 @@ static inline void flood_mixed(struct eng_node *from, uint64_t md, int first,
 		fill_msg(i, len(i));
 		put_msg(from, md, i, len(i), ack);
 	}
+}
+
+static inline void loop_only(void)
+{
+	if (!eng_is_loop())
+		cr_skip_test("needs the loop transport's hooks");
+}
+
+static inline void addr_of(struct eng_node *n, char *addr, size_t *len)
+{
+	*len = 64;
+	cr_assert_eq(p4e_ni_getname(n->ni, addr, len), 0);
+}
+
+/* Fail from's link to to, as a network fault would. */
+static inline void fail_link(struct eng_node *from, struct eng_node *to)
+{
+	char addr[64];
+	size_t len;
+
+	addr_of(to, addr, &len);
+	cr_assert_eq(p4t_loop_fail_link(from->ni->iface, addr, len,
+					-FI_ECONNRESET), 0);
+}
+
+/* A new op from a to b (looked up again) works. */
+static inline void expect_new_op_fine(void)
+{
+	struct p4e_xfer x;
+	uint64_t md;
+
+	append(&nb, obuf + 1024, 64, P4E_ME_OP_PUT, 0x77, 0, P4E_PRIORITY_LIST,
+	       0, NULL);
+	md = md_bind(&na, src, 64, P4E_HANDLE_NONE, 0);
+	x = xfer_to(&nb, md, 16, 0x77, P4E_ACK_REQ);
+	x.user_ptr = (void *)5;
+	cr_assert_eq(p4e_put(na.ni, &x), 0);
+	progress();
+	logs_reset();
+	eng_txlog_drain(na.eq, &tx);
+	cr_expect_eq(tx.ack[5][P4E_NI_OK], 1, "new op after the failure");
+	cr_expect_eq(p4e_md_release(na.ni, md), 0);
 }
 
 /* Every message exactly once, in order, with its data; every op acked. */

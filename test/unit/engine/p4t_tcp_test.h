@@ -1,10 +1,10 @@
 /*
  * p4t_tcp_test.h - what the TCP transport's tests (test_tcp.c,
- * test_tcp_rma.c) share beyond p4t_xport_test.h (sides, setup and
- * teardown, test messages, counting): TCP_TEST, reopening a side on its
- * old address, finding events; pumping progress until a condition holds
- * (bounded, failing on timeout) or until quiet; stats, and bringing a
- * link up.
+ * test_tcp_send.c, test_tcp_fail.c, test_tcp_rma.c) share beyond
+ * p4t_xport_test.h (sides, setup and teardown, test messages, counting):
+ * TCP_TEST, reopening a side on its old address, finding events; pumping
+ * progress until a condition holds (bounded, failing on timeout) or until
+ * quiet; stats, and bringing a link up.
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.

@@ -9,7 +9,7 @@
  * link.
  *
  * Not here: what link failures and closes do to pending pulls and pushes,
- * and a peer killed mid-pull (test_tcp.c, with the other failures). The
+ * and a peer killed mid-pull (test_tcp_fail.c, with the other failures). The
  * sides and helpers are in p4t_tcp_test.h; tests progress until what they
  * wait for happened (bounded), never sleep for it.
  */

@@ -4,7 +4,7 @@
  * an endpoint with another key (its own ep_attr key, or none against a
  * keyed domain) is refused at connection set-up and the send fails with
  * an error completion, nothing delivered. The TCP transport's handshake
- * check is covered in test/unit/engine/test_tcp.c.
+ * check is covered in test/unit/engine/test_tcp_fail.c.
  */
 #include "p4f_test.h"
 
