@@ -1,6 +1,6 @@
 /*
- * p4e_fc.c - sequence numbers, acceptance and the flow control that loses
- * nothing (DESIGN.md §6).
+ * p4e_fc.c - sequence numbers, acceptance, the acknowledgement policy and
+ * the flow control that loses nothing (docs/design.md §7).
  *
  * Every request to a peer carries the next sequence number of that
  * (initiator, target) pair; the target processes them strictly in order
@@ -27,6 +27,25 @@
  * RESUME that was not sent stays owed and is retried from progress, and
  * a RESUME alone rewinds P as its NACK would have, so a NACK that did not
  * fit costs only time. Resources freed while nobody waits resume nobody.
+ *
+ * Acknowledgements have one policy, here (p4e_fc_ack_wait_until): what a
+ * target owes a peer is the acceptance of its requests (ack_seq, carried
+ * by every message we send it, or a SEQ_ACK of its own) and the ACK that
+ * ends each rendezvous. Both leave at the end of the progress call unless
+ * they may wait:
+ *  - acceptance nobody waits for (no P4W_F_ACK_NOW: copied payloads,
+ *    whose acceptance only frees the initiator's copy) waits up to
+ *    ack_delay_ns, or P4E_ACK_EVERY requests;
+ *  - while a rendezvous streams in from the peer (our pulls from it in
+ *    flight), its acknowledgements wait for the stream to end, up to
+ *    P4E_ACK_HOLD_MAX of them or P4E_ACK_HOLD_NS: sent one by one they
+ *    would each be a segment the peer's kernel must take in the middle
+ *    of its stream (on loopback, on the sending CPU), which halves
+ *    rendezvous bandwidth; held, they leave in one write.
+ * Anything else we send the peer takes them along, a worker about to
+ * sleep sends them all (p4e_fc_ack_all), and the NI's ack_timer, on its
+ * worker's timer queue, fires at the earliest deadline. Transports only
+ * batch what the engine lets wait (P4T_SEND_BATCH); they hold nothing.
  */
 #include <config.h>
 
@@ -38,6 +57,10 @@
 /* A held-back acknowledgement goes at the latest after this many
  * requests: the initiator keeps each one's copy until then. */
 #define P4E_ACK_EVERY	16
+/* Acknowledgements held while a rendezvous streams in: at most this many,
+ * for at most this long. */
+#define P4E_ACK_HOLD_MAX	16
+#define P4E_ACK_HOLD_NS		200000u
 
 /*
  * What a message to np asks of the transport (docs/design.md §9). Inside
@@ -64,25 +87,60 @@ unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request)
 	return flags;
 }
 
+/* np owes acknowledgements now: on the NI's list, since when. */
+static void p4e_fc_owe(struct p4e_npeer *np)
+{
+	struct p4e_ni *ni = np->ni;
+
+	if (p4u_list_node_linked(&np->ack_link))
+		return;
+	/* the clock only when a deadline may apply */
+	np->ack_since_ns = ni->ack_delay_ns || np->pulls ? p4u_time_ns() : 0;
+	p4u_list_insert_tail(&ni->ack_pending, &np->ack_link);
+}
+
+/* Off the NI's list once nothing is owed. */
+static void p4e_fc_owed_none(struct p4e_npeer *np)
+{
+	if (np->rx_told == np->rx_expect && !np->nheld) {
+		np->ack_now = false;
+		p4u_list_remove(&np->ack_link);
+	}
+}
+
 void p4e_fc_stamp(struct p4e_npeer *np, struct p4w_hdr *hdr)
 {
 	hdr->flags |= P4W_F_ACK_SEQ;
 	hdr->ack_seq = np->rx_expect;
 	np->rx_told = np->rx_expect;
-	np->ack_now = false;
-	p4u_list_remove(&np->ack_link);
+	p4e_fc_owed_none(np);
 }
+
+static int p4e_npeer_send_copy(struct p4e_npeer *np, const void *hdr,
+			       size_t hdr_len, const struct iovec *iov,
+			       size_t iovcnt);
 
 int p4e_npeer_send_msg(struct p4e_npeer *np, const void *hdr, size_t hdr_len,
 		       const struct iovec *iov, size_t iovcnt)
+{
+	if (!np->conn)
+		return -FI_ENOTCONN;
+	/* it takes the held acknowledgements along, ahead of it */
+	if (np->nheld)
+		p4e_fc_release(np);
+	return p4e_npeer_send_copy(np, hdr, hdr_len, iov, iovcnt);
+}
+
+/* Send now, or (full link) keep a copy for progress, in order. */
+static int p4e_npeer_send_copy(struct p4e_npeer *np, const void *hdr,
+			       size_t hdr_len, const struct iovec *iov,
+			       size_t iovcnt)
 {
 	struct p4e_ni *ni = np->ni;
 	struct p4e_defer *d;
 	size_t i, off;
 	int ret;
 
-	if (!np->conn)
-		return -FI_ENOTCONN;
 	if (p4u_list_empty(&np->deferred)) {
 		ret = p4t_send(ni->iface, np->conn, hdr, hdr_len, iov, iovcnt,
 			       NULL, p4e_fc_send_flags(np, false));
@@ -170,8 +228,7 @@ static int p4e_fc_send(struct p4e_npeer *np, uint8_t type, uint32_t seq,
 	if (ret < 0)
 		return ret;
 	np->rx_told = hdr.ack_seq;
-	np->ack_now = false;
-	p4u_list_remove(&np->ack_link);
+	p4e_fc_owed_none(np);
 	return 0;
 }
 
@@ -185,10 +242,7 @@ int p4e_fc_send_ctrl(struct p4e_npeer *np, uint8_t type, uint32_t seq)
 void p4e_fc_accepted(struct p4e_npeer *np)
 {
 	np->rx_expect++;
-	if (!p4u_list_node_linked(&np->ack_link)) {
-		np->ack_since_ns = np->ni->ack_delay_ns ? p4u_time_ns() : 0;
-		p4u_list_insert_tail(&np->ni->ack_pending, &np->ack_link);
-	}
+	p4e_fc_owe(np);
 }
 
 void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt)
@@ -259,10 +313,135 @@ static void p4e_fc_resume_pt(struct p4e_ni *ni, struct p4e_pt *pt)
 	}
 }
 
+/* ---- acknowledgements ------------------------------------------------- */
+
+/*
+ * The policy (top of the file): 0 when what np is owed must go now, else
+ * the time until which it may wait.
+ */
+static uint64_t p4e_fc_ack_wait_until(const struct p4e_npeer *np)
+{
+	const struct p4e_ni *ni = np->ni;
+
+	if (np->ack_now || np->nheld >= P4E_ACK_HOLD_MAX ||
+	    np->rx_expect - np->rx_told >= P4E_ACK_EVERY)
+		return 0;
+	if (np->pulls)
+		return np->ack_since_ns + P4E_ACK_HOLD_NS;
+	if (np->nheld || !ni->ack_delay_ns)
+		return 0;
+	return np->ack_since_ns + ni->ack_delay_ns;
+}
+
+void p4e_fc_pull_started(struct p4e_npeer *np)
+{
+	/* a stream begins: what is owed waits for it from now on */
+	if (!np->pulls++ && p4u_list_node_linked(&np->ack_link))
+		np->ack_since_ns = p4u_time_ns();
+}
+
+void p4e_fc_pull_ended(struct p4e_npeer *np)
+{
+	if (np->pulls)
+		np->pulls--;
+}
+
+int p4e_fc_send_ack(struct p4e_npeer *np, const void *msg, size_t len)
+{
+	if (!np->conn)
+		return -FI_ENOTCONN;
+	if (!np->pulls || len > sizeof(*np->held) ||
+	    !p4u_list_empty(&np->deferred) || np->nheld >= P4E_ACK_HOLD_MAX)
+		return p4e_npeer_send_msg(np, msg, len, NULL, 0);
+	if (!np->held) {
+		np->held = malloc(P4E_ACK_HOLD_MAX * sizeof(*np->held));
+		if (!np->held)
+			return p4e_npeer_send_msg(np, msg, len, NULL, 0);
+	}
+	memcpy(np->held[np->nheld++], msg, len);
+	p4e_fc_owe(np);
+	return 0;
+}
+
+void p4e_fc_release(struct p4e_npeer *np)
+{
+	uint32_t i, n = np->nheld;
+	struct p4w_hdr hdr;
+
+	if (!n)
+		return;
+	np->nheld = 0;
+	/* the last one tells the acceptance as it is now */
+	if (!p4w_hdr_unpack(np->held[n - 1], sizeof(*np->held), &hdr)) {
+		p4e_fc_stamp(np, &hdr);
+		p4w_hdr_pack(np->held[n - 1], &hdr);
+	}
+	for (i = 0; i < n; i++)
+		if (p4e_npeer_send_copy(np, np->held[i], sizeof(*np->held),
+					NULL, 0) < 0)
+			p4u_warn_sparse(P4U_LOG_ENGINE, "acknowledgement to "
+					"peer %u not sent", np->id);
+	p4e_fc_owed_none(np);
+}
+
+void p4e_fc_drop_held(struct p4e_npeer *np)
+{
+	free(np->held);
+	np->held = NULL;
+	np->nheld = 0;
+	np->pulls = 0;
+}
+
+/* What np is owed goes: the held ACKs, then a SEQ_ACK if still owed. */
+static void p4e_fc_ack_go(struct p4e_npeer *np)
+{
+	p4e_fc_release(np);
+	if (np->rx_told != np->rx_expect)
+		p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
+	else
+		p4e_fc_owed_none(np);
+}
+
+/* Send what must go; the timer keeps the earliest deadline of the rest. */
+static void p4e_fc_acks(struct p4e_ni *ni)
+{
+	uint64_t now = 0, until, next = P4U_TIMER_NEVER;
+	struct p4e_npeer *np, *tmp;
+
+	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
+				    struct p4e_npeer, ack_link) {
+		if (np->rx_told == np->rx_expect && !np->nheld) {
+			p4e_fc_owed_none(np);
+			continue;
+		}
+		until = p4e_fc_ack_wait_until(np);
+		if (until && !now)
+			now = p4u_time_ns();
+		if (until > now) {
+			next = P4U_MIN(next, until);
+			continue;
+		}
+		p4e_fc_ack_go(np);
+	}
+	if (next == P4U_TIMER_NEVER)
+		p4u_timer_cancel(&ni->worker->timers, &ni->ack_timer);
+	else if (!p4u_timer_armed(&ni->ack_timer) ||
+		 ni->ack_timer.deadline_ns != next)
+		p4u_timer_arm(&ni->worker->timers, &ni->ack_timer, next);
+}
+
+void p4e_fc_ack_timer(struct p4u_timer *timer, uint64_t now_ns)
+{
+	struct p4e_ni *ni = container_of(timer, struct p4e_ni, ack_timer);
+
+	(void)now_ns;
+	p4e_fc_acks(ni);
+	/* what the expiry sent leaves now: nobody may progress again soon */
+	p4t_flush(ni->iface);
+}
+
 void p4e_fc_progress(struct p4e_ni *ni)
 {
-	struct p4e_npeer *np, *tmp;
-	uint64_t now = 0;
 	uint32_t i;
 
 	if (ni->fc_blocked) {
@@ -274,21 +453,8 @@ void p4e_fc_progress(struct p4e_ni *ni)
 				p4e_fc_resume_pt(ni, pt);
 		}
 	}
-	if (ni->ack_delay_ns && !p4u_list_empty(&ni->ack_pending))
-		now = p4u_time_ns();
-	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
-				    struct p4e_npeer, ack_link) {
-		if (np->rx_told == np->rx_expect) {
-			p4u_list_remove(&np->ack_link);
-			continue;
-		}
-		/* held back: nobody waits, few, and not for long */
-		if (ni->ack_delay_ns && !np->ack_now &&
-		    np->rx_expect - np->rx_told < P4E_ACK_EVERY &&
-		    now - np->ack_since_ns < ni->ack_delay_ns)
-			continue;
-		p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
-	}
+	if (!p4u_list_empty(&ni->ack_pending))
+		p4e_fc_acks(ni);
 }
 
 void p4e_fc_ack_now(struct p4e_npeer *np)
@@ -302,12 +468,9 @@ void p4e_fc_ack_all(struct p4e_ni *ni)
 	struct p4e_npeer *np, *tmp;
 
 	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
-				    struct p4e_npeer, ack_link) {
-		if (np->rx_told == np->rx_expect)
-			p4u_list_remove(&np->ack_link);
-		else
-			p4e_fc_send_ctrl(np, P4W_SEQ_ACK, 0);
-	}
+				    struct p4e_npeer, ack_link)
+		p4e_fc_ack_go(np);
+	p4u_timer_cancel(&ni->worker->timers, &ni->ack_timer);
 }
 
 /* ---- initiator side ------------------------------------------------------ */

@@ -318,6 +318,9 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	hdr.length = (uint32_t)(len + payload);
 	if (p4e_ini_ack_now(op))
 		hdr.flags |= P4W_F_ACK_NOW;
+	/* held acknowledgements go first: this one carries a later ack_seq */
+	if (np->nheld)
+		p4e_fc_release(np);
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_req_pack(buf + sizeof(hdr), &op->req);

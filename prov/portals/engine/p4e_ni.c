@@ -174,6 +174,7 @@ static void p4e_npeer_reset(struct p4e_npeer *np)
 	np->tx_seq = np->tx_acked = 0;
 	np->tx_held = false;
 	np->rx_expect = np->rx_told = 0;
+	p4e_fc_drop_held(np);
 	p4e_fc_unblock(np);
 	p4u_list_remove(&np->ack_link);
 	p4u_list_remove(&np->flush_link);
@@ -488,6 +489,7 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	p4u_list_init(&ni->deferring);
 	p4u_list_init(&ni->trig_due);
 	p4u_list_init(&ni->worker_link);
+	p4u_timer_init(&ni->ack_timer, p4e_fc_ack_timer);
 	p4e_ni_limits_init(ni, attr);
 	ret = p4e_ni_pools_init(ni);
 	if (ret)
@@ -538,14 +540,17 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 	/* upcalls made while the transport tears down are ignored */
 	ni->closing = true;
 	p4e_trig_drop_ni(ni);
+	p4u_timer_cancel(&ni->worker->timers, &ni->ack_timer);
 	p4e_worker_detach(ni->worker, ni);
 	p4t_iface_close(ni->iface);
 	for (i = 0; i <= ni->limits.max_pt_index; i++)
 		if (ni->pts[i].allocated)
 			p4e_pt_teardown(ni, &ni->pts[i]);
 	for (i = 0; i < ni->npeers_cap; i++) {
-		if (ni->npeers[i])
+		if (ni->npeers[i]) {
 			p4e_npeer_drop_deferred(ni->npeers[i]);
+			p4e_fc_drop_held(ni->npeers[i]);
+		}
 		free(ni->npeers[i]);
 	}
 	free(ni->npeers);

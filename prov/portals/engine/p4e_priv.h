@@ -277,8 +277,13 @@ struct p4e_npeer {
 	bool rx_blocked;		/* nacked rx_expect, dropping until resume */
 	struct p4u_list block_link;	/* in pt->blocked */
 	struct p4u_list ack_link;	/* in ni->ack_pending */
-	uint64_t ack_since_ns;
+	uint64_t ack_since_ns;		/* when what it is owed began to wait */
 	bool ack_now;			/* the peer waits for an acceptance */
+	/* acknowledgements held while a rendezvous streams in from the
+	 * peer (p4e_fc.c): copies, sent in order at release */
+	uint32_t pulls;			/* our pulls from it in flight */
+	uint32_t nheld;
+	uint8_t (*held)[P4E_RESP_HDR_MAX];	/* P4E_ACK_HOLD_MAX slots */
 	/* responses and control messages the transport could not take yet,
 	 * in order; requests wait behind them (an ACK must never be passed
 	 * by a later cumulative ack) */
@@ -415,7 +420,8 @@ struct p4e_ni {
 	uint32_t *map;			/* logical: rank -> peer id */
 	uint32_t map_len;
 	struct p4u_list flush;		/* peers with queued sends */
-	struct p4u_list ack_pending;	/* peers owed a SEQ_ACK */
+	struct p4u_list ack_pending;	/* peers owed acknowledgements */
+	struct p4u_timer ack_timer;	/* the earliest one held back */
 	struct p4u_list deferring;	/* peers with deferred messages */
 	uint32_t entries;		/* MEs in use (limit max_entries) */
 	uint32_t fc_blocked;		/* peers held by FC_RESEND */
@@ -545,6 +551,19 @@ void p4e_fc_resume_req(struct p4e_npeer *np, uint32_t seq);
 void p4e_fc_progress(struct p4e_ni *ni);	/* resumes, SEQ_ACKs */
 void p4e_fc_ack_all(struct p4e_ni *ni);		/* every SEQ_ACK held back */
 void p4e_fc_ack_now(struct p4e_npeer *np);	/* P4W_F_ACK_NOW came */
+/*
+ * Send the ACK that ends a rendezvous (msg: a whole ACK, stamped): held
+ * while other data still streams in from np (docs/design.md §7).
+ */
+int p4e_fc_send_ack(struct p4e_npeer *np, const void *msg, size_t len);
+/* A pull from np started / ended: its acknowledgements wait meanwhile. */
+void p4e_fc_pull_started(struct p4e_npeer *np);
+void p4e_fc_pull_ended(struct p4e_npeer *np);
+/* np's held acknowledgements leave now (before anything else to it). */
+void p4e_fc_release(struct p4e_npeer *np);
+void p4e_fc_drop_held(struct p4e_npeer *np);
+/* The NI's acknowledgement deadline passed (its worker timer). */
+void p4e_fc_ack_timer(struct p4u_timer *timer, uint64_t now_ns);
 void p4e_fc_pt_freed(struct p4e_ni *ni, struct p4e_pt *pt);
 void p4e_fc_uh_freed(struct p4e_ni *ni, struct p4e_pt *pt);
 /* Fill hdr's ack fields for a message to np. */

@@ -62,14 +62,22 @@ int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 	};
 	int ret;
 
+	(void)ni;
 	if (!np->conn)
 		return -FI_ENOTCONN;
+	/* held ones first: this message tells the acceptance as it is now */
+	if (np->nheld)
+		p4e_fc_release(np);
 	hdr.length = (uint32_t)(sizeof(buf) + p4e_iov_total(iov, iovcnt));
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
 	p4w_resp_pack(buf + sizeof(hdr), resp);
 	(void)op_ctx;	/* responses are copied when they must wait */
-	ret = p4e_npeer_send_msg(np, buf, sizeof(buf), iov, iovcnt);
+	/* the ACK that ends a rendezvous may wait for the stream (p4e_fc.c) */
+	if (type == P4W_ACK && !iovcnt)
+		ret = p4e_fc_send_ack(np, buf, sizeof(buf));
+	else
+		ret = p4e_npeer_send_msg(np, buf, sizeof(buf), iov, iovcnt);
 	if (ret < 0)
 		p4u_warn_sparse(P4U_LOG_ENGINE,
 				"response to peer %u not sent: %d", np->id,
@@ -267,6 +275,8 @@ int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
 			     top->mlength, iov, P4E_IOV_MAX);
 	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
 		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
+	if (!ret)
+		p4e_fc_pull_started(top->peer);	/* acks wait for the stream */
 	if (ret) {
 		p4u_warn_sparse(P4U_LOG_ENGINE, "pull from peer %u failed: %d",
 				top->initiator, ret);
@@ -312,6 +322,9 @@ void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status)
 {
 	struct p4w_resp resp;
 
+	/* a pull (puts: rendezvous; a get's reply is pushed) ended */
+	if (top->type == P4W_PUT && top->peer)
+		p4e_fc_pull_ended(top->peer);
 	if (status) {
 		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
 		return;

@@ -14,6 +14,7 @@
  * eng_fc_test.h.
  */
 #include "eng_fc_test.h"
+#include "p4u_time.h"
 
 TestSuite(eng_fc, .init = setup, .fini = teardown, .timeout = 60);
 
@@ -28,6 +29,12 @@ static size_t mixed_len(int i)
 static size_t small_len(int i)
 {
 	return 40 + (size_t)i;
+}
+
+/* Above the fixture's eager size (4096): a rendezvous. */
+static size_t rdzv_len(int i)
+{
+	return 6000 + (size_t)i;
 }
 
 /* ---- acceptance --------------------------------------------------------- */
@@ -320,4 +327,124 @@ Test(eng_fc, response_not_lost_on_full_link)
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);
 	expect_all(3, small_len, &rx, &tx, P4E_ACK_REQ);
+}
+
+/* ---- acknowledgements on timers (docs/design.md §7) -------------------- */
+
+/* What a timer may be late by in these tests: far below the 100 ms tick
+ * deadlines once waited for, with room for a loaded 2-core machine. */
+#define ACK_GRANULARITY_NS	(20ULL * 1000000)
+
+/* The one step of b's NI: budget 1 is one message or one completion. */
+static void step_b(void)
+{
+	p4e_worker_lock(nb.ni->worker);
+	p4e_ni_progress(nb.ni, 1);
+	p4e_worker_unlock(nb.ni->worker);
+}
+
+static void open_b_delay(uint64_t ack_delay_ns)
+{
+	struct p4e_ni_attr attr = eng_ni_attr(4096);
+
+	attr.ack_delay_ns = ack_delay_ns;
+	eng_node_open(&nb, dom, &attr, 0, 1024);
+	post_receives(0, 4, SSLOT);
+}
+
+/*
+ * The ack delay is a worker timer: a target that only sleeps on its
+ * worker's wait fd (as an application sleeps on the fd of FI_GETWAIT)
+ * wakes at the deadline, and the SEQ_ACK leaves then, late by no more
+ * than the granularity. (A delay checked only when progress is called
+ * never wakes a sleeper: the poll below would run to its 2 s timeout.)
+ */
+Test(eng_fc, ack_delay_timer_wakes_a_sleeper_on_time)
+{
+	const uint64_t delay = 60ULL * 1000000;
+	struct p4e_worker *w;
+	struct pollfd pfd;
+	uint64_t t0, t1 = 0, md;
+
+	loop_only();
+	open_b_delay(delay);
+	w = p4e_dom_worker(dom);
+	/* someone sleeps on this worker: its timerfd follows the deadlines
+	 * (nothing is held yet, so this sends nothing) */
+	p4e_worker_lock(w);
+	p4e_worker_prepare_sleep(w);
+	p4e_worker_unlock(w);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 1, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	t0 = p4u_time_ns();
+	cr_assert(p4e_ni_ack_held(nb.ni), "the acceptance waits");
+	cr_assert_eq(msgs_sent_by(&nb), 0);
+	pfd.fd = p4e_worker_wait_fd(w);
+	pfd.events = POLLIN;
+	while (msgs_sent_by(&nb) == 0 && p4u_time_ns() - t0 < 2000000000ULL) {
+		(void)poll(&pfd, 1, 2000);
+		t1 = p4u_time_ns();
+		progress();
+	}
+	cr_assert_eq(msgs_sent_by(&nb), 1, "no SEQ_ACK after 2 s");
+	cr_expect_geq(t1 - t0, delay - 1000000, "woke %llu us early",
+		      (unsigned long long)((delay - (t1 - t0)) / 1000));
+	cr_expect_leq(t1 - t0, delay + ACK_GRANULARITY_NS,
+		      "the SEQ_ACK left %llu ms after the acceptance (delay "
+		      "%llu ms)", (unsigned long long)((t1 - t0) / 1000000),
+		      (unsigned long long)(delay / 1000000));
+	cr_expect_not(p4e_ni_ack_held(nb.ni));
+}
+
+/*
+ * While a rendezvous streams in from a peer, what it is owed waits for
+ * the stream: the acceptance of the put rides on the ACK that ends it,
+ * one message where an immediate SEQ_ACK made two (b acknowledges at
+ * once otherwise: ack_delay 0, as with a progress thread).
+ */
+Test(eng_fc, acks_wait_while_a_rendezvous_streams_in)
+{
+	uint64_t md;
+
+	loop_only();
+	open_b_delay(0);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 1, rdzv_len, P4E_ACK_REQ);
+	step_b();	/* the header: matched, accepted, its pull started */
+	cr_expect_eq(msgs_sent_by(&nb), 0, "no SEQ_ACK while it streams in");
+	cr_expect(p4e_ni_ack_held(nb.ni));
+	step_b();	/* the pull ends: the ACK carries the acceptance */
+	cr_expect_eq(msgs_sent_by(&nb), 1, "%lu messages",
+		     (unsigned long)msgs_sent_by(&nb));
+	cr_expect_not(p4e_ni_ack_held(nb.ni));
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	eng_txlog_drain(na.eq, &tx);
+	expect_all(1, rdzv_len, &rx, &tx, P4E_ACK_REQ);
+}
+
+/* ... but not longer than the hold time: its timer sends them. */
+Test(eng_fc, held_acks_leave_at_the_hold_deadline)
+{
+	uint64_t md, t0;
+
+	loop_only();
+	open_b_delay(0);
+	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	flood_mixed(&na, md, 0, 1, rdzv_len, P4E_ACK_REQ);
+	step_b();
+	t0 = p4u_time_ns();
+	cr_assert_eq(msgs_sent_by(&nb), 0);
+	/* the pull never ends here: only b's timers run */
+	while (msgs_sent_by(&nb) == 0 && p4u_time_ns() - t0 < 1000000000ULL)
+		(void)p4u_timerq_run(&nb.ni->worker->timers, p4u_time_ns());
+	cr_assert_eq(msgs_sent_by(&nb), 1, "the SEQ_ACK left by its deadline");
+	cr_expect_leq(p4u_time_ns() - t0, ACK_GRANULARITY_NS);
+	step_b();
+	cr_expect_eq(msgs_sent_by(&nb), 2, "then the ACK");
+	progress();
+	eng_rxlog_drain(nb.eq, &rx);
+	eng_txlog_drain(na.eq, &tx);
+	expect_all(1, rdzv_len, &rx, &tx, P4E_ACK_REQ);
 }
