@@ -3,8 +3,9 @@
  * that also serves the libfabric provider.
  *
  * Every type, constant, macro and function of the Portals 4 reference
- * header (../shared/seeds/001_*.txt) with the same names and values, so a
- * program written against it compiles unchanged and links with -lportals.
+ * header (the Portals 4 specification's portals4.h; docs/design.md §11)
+ * with the same names and values, so a program written against it
+ * compiles unchanged and links with -lportals.
  * ABI choices (see man/portals4.7.md): PTL_OK is 0; handles are 32-bit
  * integers carrying an object type, an NI slot, a generation and an index,
  * so a stale handle is refused with PTL_ARG_INVALID; ptl_ct_event_t is

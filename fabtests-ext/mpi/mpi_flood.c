@@ -5,7 +5,7 @@
  * headers (rendezvous messages leave only their header), have what the
  * buffers cannot hold sent again as rendezvous, hold senders back with
  * flow control when headers run out, and lose, duplicate or reorder
- * nothing (DESIGN.md §6).
+ * nothing (docs/design.md §7).
  *
  * Rounds 0 and 1 - within the overflow pool, deterministic: 20 000 small
  * messages (12-64 B) in all, with rendezvous ones (64 KiB, 1 MiB) mixed

@@ -4,8 +4,8 @@
  *
  * Both give exactly the answer of a linear Portals list walk (first match
  * in append / arrival order) without walking, for the masks consumers
- * actually use (DESIGN.md §5). What lives elsewhere: the entries and
- * headers themselves (p4e_me.c, p4e_unexp.c), permissions, truncation and
+ * actually use (docs/design.md §6). What lives elsewhere: the entries and
+ * headers themselves (p4e_me.c), permissions, truncation and
  * events (the target state machine), which reach in only through the
  * accept() predicates.
  *

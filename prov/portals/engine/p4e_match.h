@@ -1,5 +1,5 @@
 /*
- * p4e_match.h - the matching structures of the engine (DESIGN.md §5):
+ * p4e_match.h - the matching structures of the engine (docs/design.md §6):
  *
  *  - struct p4e_mlist: a priority or overflow list of entries (MEs/LEs).
  *    Finds the FIRST entry in append order that matches an incoming

@@ -326,7 +326,7 @@ struct p4f_oflow {
 	uint64_t me;
 };
 
-/* The portal table indexes of an endpoint's NI (DESIGN.md §3). */
+/* The portal table indexes of an endpoint's NI (docs/design.md §3.2). */
 enum p4f_pt_index {
 	P4F_PT_TAG = 0,
 	P4F_PT_MSG = 1,

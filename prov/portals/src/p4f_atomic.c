@@ -1,5 +1,5 @@
 /*
- * p4f_atomic.c - fi_atomic(3) on the engine's atomics (DESIGN.md §3):
+ * p4f_atomic.c - fi_atomic(3) on the engine's atomics (docs/design.md §3.3):
  * fi_atomic* is an engine atomic, fi_fetch_atomic* a fetch-atomic and
  * fi_compare_atomic* a swap to the peer's RMA PT, where the MR with the
  * key matches (p4f_mr.c). FI_ATOMIC_READ and FI_ATOMIC_WRITE are the

@@ -116,7 +116,7 @@ static struct fi_fabric_attr p4f_fabric_attr_template = {
 
 const struct fi_info p4f_info_template = {
 	.caps = P4F_CAPS,
-	.mode = 0,			/* no FI_CONTEXT etc.: see DESIGN.md §3 */
+	.mode = 0,			/* no FI_CONTEXT etc.: docs/design.md §3.3 */
 	.addr_format = FI_SOCKADDR,	/* IN and IN6 */
 	.tx_attr = &p4f_tx_attr_template,
 	.rx_attr = &p4f_rx_attr_template,

@@ -75,7 +75,7 @@
 
 /*
  * Default operation flags an application may ask for: the completion
- * levels DESIGN.md §3 defines, FI_INJECT once some operation can inject,
+ * levels docs/design.md §3.4 defines, FI_INJECT once some operation can inject,
  * FI_MULTI_RECV with the capability.
  */
 #define P4F_TX_OP_FLAGS		(FI_COMPLETION | FI_INJECT_COMPLETE | \

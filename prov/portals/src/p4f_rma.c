@@ -1,5 +1,5 @@
 /*
- * p4f_rma.c - fi_rma(3) on the engine (DESIGN.md §3): fi_write* is a put
+ * p4f_rma.c - fi_rma(3) on the engine (docs/design.md §3.3): fi_write* is a put
  * and fi_read* a get to the peer's RMA PT, where the MR with the key
  * matches (p4f_mr.c). Remote addresses are virtual addresses with
  * FI_MR_VIRT_ADDR and offsets otherwise; the engine applies either.

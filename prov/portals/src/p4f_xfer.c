@@ -1,6 +1,6 @@
 /*
  * p4f_xfer.c - the two-sided data path shared by fi_msg and fi_tagged
- * (DESIGN.md §3): a send is a put to the endpoint's TAG or MSG portal
+ * (docs/design.md §3.3): a send is a put to the endpoint's TAG or MSG portal
  * table entry at the peer; a receive is an entry appended to the priority
  * list of our own (the engine searches the unexpected headers first).
  * Tags are match bits, ignore masks ignore bits, FI_DIRECTED_RECV a
