@@ -5,9 +5,19 @@
  */
 #include <config.h>
 
+#include <errno.h>
+
 #include "p4f.h"
 #include "p4u_log.h"
 #include "p4u_param.h"
+
+/*
+ * util returns errno values (-EINVAL, -ENOMEM, -ENOSPC) where its callers,
+ * up to the application, compare with -FI_E*: the two must be one number.
+ */
+_Static_assert(FI_EINVAL == EINVAL, "util's -EINVAL must be -FI_EINVAL");
+_Static_assert(FI_ENOMEM == ENOMEM, "util's -ENOMEM must be -FI_ENOMEM");
+_Static_assert(FI_ENOSPC == ENOSPC, "util's -ENOSPC must be -FI_ENOSPC");
 
 /* Defaults, used by the table below and by the static initialiser (the
  * copy of the provider linked into unit tests never runs fi_prov_ini). */
