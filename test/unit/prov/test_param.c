@@ -1,6 +1,6 @@
 /*
  * test_param.c - the libfabric layer's glue: p4f_param (FI_<PROV>_*
- * parameters) and p4u_stubs (the -FI_ENOSYS ops tables).
+ * parameters) and p4f_stubs (the -FI_ENOSYS ops slots).
  *
  * Parameters are defined on a test provider named "p4ftest", so they are
  * read from FI_P4FTEST_<NAME>. libfabric reads the environment when the
@@ -17,8 +17,8 @@
 #include <criterion/parameterized.h>
 
 #include "p4f_param.h"
+#include "p4f_stubs.h"
 #include "p4u_compiler.h"
-#include "p4u_stubs.h"
 
 /* ---- p4f_param ---------------------------------------------------------- */
 
@@ -259,7 +259,7 @@ Test(param, load_twice_resets_to_defaults)
 	cr_assert_eq(pv.size, 4096);
 }
 
-/* ---- p4u_stubs ---------------------------------------------------------- */
+/* ---- p4f_stubs ---------------------------------------------------------- */
 
 static void stubs_setup(void)
 {
@@ -295,92 +295,15 @@ static void assert_table_full(const void *ops, size_t struct_size,
 
 Test(stubs, tables_have_every_slot)
 {
-	assert_table_full(&p4u_no_msg_ops, sizeof(struct fi_ops_msg), "msg");
-	assert_table_full(&p4u_no_tagged_ops, sizeof(struct fi_ops_tagged),
-			  "tagged");
-	assert_table_full(&p4u_no_rma_ops, sizeof(struct fi_ops_rma), "rma");
-	assert_table_full(&p4u_no_atomic_ops, sizeof(struct fi_ops_atomic),
-			  "atomic");
-	assert_table_full(&p4u_no_cm_ops, sizeof(struct fi_ops_cm), "cm");
-	assert_table_full(&p4u_no_collective_ops,
+	assert_table_full(&p4f_no_collective_ops,
 			  sizeof(struct fi_ops_collective), "collective");
-	assert_table_full(&p4u_no_ep_ops, sizeof(struct fi_ops_ep), "ep");
 }
 
-/* Every slot of every table, called through its own type. */
+/* Every slot of the table, called through its own type. */
 Test(stubs, table_slots_return_enosys)
 {
-	const struct fi_ops_msg *m = &p4u_no_msg_ops;
-	const struct fi_ops_tagged *t = &p4u_no_tagged_ops;
-	const struct fi_ops_rma *r = &p4u_no_rma_ops;
-	const struct fi_ops_atomic *a = &p4u_no_atomic_ops;
-	const struct fi_ops_cm *c = &p4u_no_cm_ops;
-	const struct fi_ops_collective *co = &p4u_no_collective_ops;
-	const struct fi_ops_ep *e = &p4u_no_ep_ops;
+	const struct fi_ops_collective *co = &p4f_no_collective_ops;
 	const ssize_t nosys = -FI_ENOSYS;
-
-	cr_assert_eq(m->recv(NULL, NULL, 0, NULL, 0, NULL), nosys);
-	cr_assert_eq(m->recvv(NULL, NULL, NULL, 0, 0, NULL), nosys);
-	cr_assert_eq(m->recvmsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(m->send(NULL, NULL, 0, NULL, 0, NULL), nosys);
-	cr_assert_eq(m->sendv(NULL, NULL, NULL, 0, 0, NULL), nosys);
-	cr_assert_eq(m->sendmsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(m->inject(NULL, NULL, 0, 0), nosys);
-	cr_assert_eq(m->senddata(NULL, NULL, 0, NULL, 0, 0, NULL), nosys);
-	cr_assert_eq(m->injectdata(NULL, NULL, 0, 0, 0), nosys);
-
-	cr_assert_eq(t->recv(NULL, NULL, 0, NULL, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(t->recvv(NULL, NULL, NULL, 0, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(t->recvmsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(t->send(NULL, NULL, 0, NULL, 0, 0, NULL), nosys);
-	cr_assert_eq(t->sendv(NULL, NULL, NULL, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(t->sendmsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(t->inject(NULL, NULL, 0, 0, 0), nosys);
-	cr_assert_eq(t->senddata(NULL, NULL, 0, NULL, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(t->injectdata(NULL, NULL, 0, 0, 0, 0), nosys);
-
-	cr_assert_eq(r->read(NULL, NULL, 0, NULL, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(r->readv(NULL, NULL, NULL, 0, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(r->readmsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(r->write(NULL, NULL, 0, NULL, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(r->writev(NULL, NULL, NULL, 0, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(r->writemsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(r->inject(NULL, NULL, 0, 0, 0, 0), nosys);
-	cr_assert_eq(r->writedata(NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL), nosys);
-	cr_assert_eq(r->injectdata(NULL, NULL, 0, 0, 0, 0, 0), nosys);
-
-	cr_assert_eq(a->write(NULL, NULL, 0, NULL, 0, 0, 0, FI_INT8, FI_SUM,
-			      NULL), nosys);
-	cr_assert_eq(a->writev(NULL, NULL, NULL, 0, 0, 0, 0, FI_INT8, FI_SUM,
-			       NULL), nosys);
-	cr_assert_eq(a->writemsg(NULL, NULL, 0), nosys);
-	cr_assert_eq(a->inject(NULL, NULL, 0, 0, 0, 0, FI_INT8, FI_SUM), nosys);
-	cr_assert_eq(a->readwrite(NULL, NULL, 0, NULL, NULL, NULL, 0, 0, 0,
-				  FI_INT8, FI_SUM, NULL), nosys);
-	cr_assert_eq(a->readwritev(NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0,
-				   FI_INT8, FI_SUM, NULL), nosys);
-	cr_assert_eq(a->readwritemsg(NULL, NULL, NULL, NULL, 0, 0), nosys);
-	cr_assert_eq(a->compwrite(NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL,
-				  0, 0, 0, FI_INT8, FI_CSWAP, NULL), nosys);
-	cr_assert_eq(a->compwritev(NULL, NULL, NULL, 0, NULL, NULL, 0, NULL,
-				   NULL, 0, 0, 0, 0, FI_INT8, FI_CSWAP, NULL),
-		     nosys);
-	cr_assert_eq(a->compwritemsg(NULL, NULL, NULL, NULL, 0, NULL, NULL, 0,
-				     0), nosys);
-	cr_assert_eq(a->writevalid(NULL, FI_INT8, FI_SUM, NULL), -FI_ENOSYS);
-	cr_assert_eq(a->readwritevalid(NULL, FI_INT8, FI_SUM, NULL), -FI_ENOSYS);
-	cr_assert_eq(a->compwritevalid(NULL, FI_INT8, FI_CSWAP, NULL),
-		     -FI_ENOSYS);
-
-	cr_assert_eq(c->setname(NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(c->getname(NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(c->getpeer(NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(c->connect(NULL, NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(c->listen(NULL), -FI_ENOSYS);
-	cr_assert_eq(c->accept(NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(c->reject(NULL, NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(c->shutdown(NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(c->join(NULL, NULL, 0, NULL, NULL), -FI_ENOSYS);
 
 	cr_assert_eq(co->barrier(NULL, 0, NULL), nosys);
 	cr_assert_eq(co->broadcast(NULL, NULL, 0, NULL, 0, 0, FI_INT8, 0, NULL),
@@ -401,45 +324,33 @@ Test(stubs, table_slots_return_enosys)
 				0, NULL), nosys);
 	cr_assert_eq(co->msg(NULL, NULL, NULL, NULL, 0, 0), nosys);
 	cr_assert_eq(co->barrier2(NULL, 0, 0, NULL), nosys);
-
-	cr_assert_eq(e->cancel(NULL, NULL), nosys);
-	cr_assert_eq(e->getopt(NULL, 0, 0, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(e->setopt(NULL, 0, 0, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(e->tx_ctx(NULL, 0, NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(e->rx_ctx(NULL, 0, NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(e->rx_size_left(NULL), nosys);
-	cr_assert_eq(e->tx_size_left(NULL), nosys);
 }
 
-/* A few of the free-standing stubs, including the documented exceptions. */
-Test(stubs, representative_stubs)
+/* Every free-standing stub (the ones the provider's ops tables use). */
+Test(stubs, free_stubs_return_enosys)
 {
-	char buf[16];
-
-	cr_assert_eq(p4u_no_close(NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_bind(NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_control(NULL, 0, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_ops_open(NULL, "x", 0, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_fabric_domain(NULL, NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_domain_cq_open(NULL, NULL, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_domain_query_atomic(NULL, FI_INT8, FI_SUM, NULL, 0),
+	cr_assert_eq(p4f_no_bind(NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_control(NULL, 0, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_ops_open(NULL, "x", 0, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_tostr(NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_ops_set(NULL, "x", 0, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_fabric_passive_ep(NULL, NULL, NULL, NULL),
 		     -FI_ENOSYS);
-	cr_assert_eq(p4u_no_mr_reg(NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL),
+	cr_assert_eq(p4f_no_domain_scalable_ep(NULL, NULL, NULL, NULL),
 		     -FI_ENOSYS);
-	cr_assert_eq(p4u_no_cq_read(NULL, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_cq_sread(NULL, NULL, 0, NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_cntr_add(NULL, 1), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_cntr_wait(NULL, 1, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_eq_read(NULL, NULL, NULL, 0, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_av_insert(NULL, NULL, 0, NULL, 0, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_av_lookup(NULL, 0, NULL, NULL), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_wait_wait(NULL, 0), -FI_ENOSYS);
-	cr_assert_eq(p4u_no_poll_poll(NULL, NULL, 0), -FI_ENOSYS);
-	/* counter reads have no error channel: 0 */
-	cr_assert_eq(p4u_no_cntr_read(NULL), 0);
-	cr_assert_eq(p4u_no_cntr_readerr(NULL), 0);
-	/* strerror-like slots return no string */
-	cr_assert_null(p4u_no_cq_strerror(NULL, 0, NULL, buf, sizeof(buf)));
-	cr_assert_null(p4u_no_eq_strerror(NULL, 0, NULL, buf, sizeof(buf)));
-	cr_assert_null(p4u_no_av_straddr(NULL, NULL, buf, NULL));
+	cr_assert_eq(p4f_no_domain_stx_ctx(NULL, NULL, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_domain_srx_ctx(NULL, NULL, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_domain_query_collective(NULL, FI_BARRIER, NULL, 0),
+		     -FI_ENOSYS);
+	cr_assert_eq(p4f_no_ep_tx_ctx(NULL, 0, NULL, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_ep_rx_ctx(NULL, 0, NULL, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_setname(NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_getpeer(NULL, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_connect(NULL, NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_listen(NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_accept(NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_reject(NULL, NULL, NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_shutdown(NULL, 0), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_cm_join(NULL, NULL, 0, NULL, NULL), -FI_ENOSYS);
+	cr_assert_eq(p4f_no_av_av_set(NULL, NULL, NULL, NULL), -FI_ENOSYS);
 }
