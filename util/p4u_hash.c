@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <rdma/fi_errno.h>
+#include <errno.h>
 
 #include "p4u_hash.h"
 
@@ -31,10 +31,10 @@ int p4u_hash_init(struct p4u_hash *hash, size_t expected)
 
 	/* 0: no power of two that large; beyond SIZE_MAX / 16: size wraps */
 	if (!n || n > SIZE_MAX / sizeof(*hash->buckets))
-		return -FI_EINVAL;
+		return -EINVAL;
 	hash->buckets = p4u_hash_buckets_alloc(n);
 	if (!hash->buckets)
-		return -FI_ENOMEM;
+		return -ENOMEM;
 	hash->mask = n - 1;
 	hash->count = 0;
 	return 0;

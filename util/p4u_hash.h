@@ -30,7 +30,7 @@ struct p4u_hash {
 	size_t count;
 };
 
-/* -FI_EINVAL when expected is too large to size a table, -FI_ENOMEM. */
+/* -EINVAL when expected is too large to size a table, -ENOMEM. */
 int p4u_hash_init(struct p4u_hash *hash, size_t expected);
 void p4u_hash_fini(struct p4u_hash *hash);
 void p4u_hash_insert(struct p4u_hash *hash, struct p4u_hash_node *node,

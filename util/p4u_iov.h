@@ -8,20 +8,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
-#include <rdma/fi_errno.h>
+#include <errno.h>
 
-/* Sum of iov lengths into *len_p; -FI_EINVAL on overflow or a NULL base. */
+/* Sum of iov lengths into *len_p; -EINVAL on overflow or a NULL base. */
 static inline int p4u_iov_len(const struct iovec *iov, size_t iovcnt,
 			      size_t *len_p)
 {
 	size_t i, len = 0;
 
 	if (iovcnt && !iov)
-		return -FI_EINVAL;
+		return -EINVAL;
 	for (i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > SIZE_MAX - len ||
 		    (iov[i].iov_len && !iov[i].iov_base))
-			return -FI_EINVAL;
+			return -EINVAL;
 		len += iov[i].iov_len;
 	}
 	*len_p = len;

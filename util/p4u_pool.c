@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <assert.h>
-#include <rdma/fi_errno.h>
+#include <errno.h>
 
 #include "p4u_pool.h"
 
@@ -45,18 +45,18 @@ int p4u_pool_init(struct p4u_pool *pool, size_t obj_size, uint32_t chunk_objs,
 
 	memset(pool, 0, sizeof(*pool));
 	if (!obj_size || !chunk_objs || !max_objs || max_objs > UINT32_MAX / 2)
-		return -FI_EINVAL;
+		return -EINVAL;
 	chunk_objs = P4U_MIN(chunk_objs, max_objs);
 	/*
 	 * Refuse sizes whose slot or chunk size would wrap: a wrapped size
 	 * allocates a small chunk that alloc then overruns.
 	 */
 	if (obj_size > SIZE_MAX - sizeof(struct p4u_pool_slot) - 2 * P4U_POOL_ALIGN)
-		return -FI_EINVAL;
+		return -EINVAL;
 	slot_size = P4U_ALIGN_UP(sizeof(struct p4u_pool_slot) + obj_size,
 				 P4U_POOL_ALIGN);
 	if (slot_size > (SIZE_MAX - 64) / chunk_objs)
-		return -FI_EINVAL;
+		return -EINVAL;
 	pool->obj_size = obj_size;
 	pool->slot_size = slot_size;
 	pool->chunk_objs = chunk_objs;
@@ -64,7 +64,7 @@ int p4u_pool_init(struct p4u_pool *pool, size_t obj_size, uint32_t chunk_objs,
 	max_chunks = (max_objs + pool->chunk_objs - 1) / pool->chunk_objs;
 	pool->chunks = calloc(max_chunks, sizeof(*pool->chunks));
 	if (!pool->chunks)
-		return -FI_ENOMEM;
+		return -ENOMEM;
 	return 0;
 }
 
@@ -86,13 +86,13 @@ static int p4u_pool_grow(struct p4u_pool *pool)
 	char *chunk;
 
 	if (first >= pool->max_objs)
-		return -FI_ENOSPC;
+		return -ENOSPC;
 	n = P4U_MIN(pool->chunk_objs, pool->max_objs - first);
 	/* init checked that this product and its rounding cannot wrap */
 	chunk = aligned_alloc(64, P4U_ALIGN_UP(pool->slot_size * pool->chunk_objs,
 					       (size_t)64));
 	if (!chunk)
-		return -FI_ENOMEM;
+		return -ENOMEM;
 	pool->chunks[pool->nchunks++] = chunk;
 	/* push in reverse so the lowest index is handed out first */
 	for (i = n; i-- > 0;) {

@@ -37,7 +37,7 @@ struct p4u_pool {
 #define P4U_POOL_INVALID_HANDLE 0ULL
 
 /*
- * -FI_EINVAL for a zero argument, max_objs above UINT32_MAX / 2, or an
+ * -EINVAL for a zero argument, max_objs above UINT32_MAX / 2, or an
  * obj_size * chunk_objs that does not fit in memory sizes; the pool is
  * left zeroed on failure, so p4u_pool_fini() on it is harmless.
  * Objects are 16-byte aligned.

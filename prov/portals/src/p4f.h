@@ -68,7 +68,7 @@
 #include "p4u_compiler.h"
 #include "p4u_list.h"
 #include "p4u_lock.h"
-#include "p4u_stubs.h"
+#include "p4f_stubs.h"
 
 #define P4F_PROV_NAME		"portals"
 #define P4F_PROV_VERSION	FI_VERSION(0, 1)

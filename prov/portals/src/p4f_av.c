@@ -714,10 +714,10 @@ static struct fi_ops p4f_av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = p4f_av_close,
 	.bind = p4f_av_bind,
-	.control = p4u_no_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.control = p4f_no_control,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static struct fi_ops_av p4f_av_ops = {
@@ -728,7 +728,7 @@ static struct fi_ops_av p4f_av_ops = {
 	.remove = p4f_av_remove,
 	.lookup = p4f_av_lookup,
 	.straddr = p4f_av_straddr,
-	.av_set = p4u_no_av_av_set,
+	.av_set = p4f_no_av_av_set,
 };
 
 /* ---- open -------------------------------------------------------------- */

@@ -87,9 +87,9 @@ static struct fi_ops p4f_domain_fi_ops = {
 	.close = p4f_domain_close,
 	.bind = p4f_domain_bind,
 	.control = p4f_domain_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static int p4f_domain_endpoint2(struct fid_domain *domain,
@@ -106,13 +106,13 @@ static struct fi_ops_domain p4f_domain_ops = {
 	.av_open = p4f_av_open,
 	.cq_open = p4f_cq_open,
 	.endpoint = p4f_ep_open,
-	.scalable_ep = p4u_no_domain_scalable_ep,
+	.scalable_ep = p4f_no_domain_scalable_ep,
 	.cntr_open = p4f_cntr_open,
 	.poll_open = p4f_poll_open,
-	.stx_ctx = p4u_no_domain_stx_ctx,
-	.srx_ctx = p4u_no_domain_srx_ctx,
+	.stx_ctx = p4f_no_domain_stx_ctx,
+	.srx_ctx = p4f_no_domain_srx_ctx,
 	.query_atomic = p4f_query_atomic,
-	.query_collective = p4u_no_domain_query_collective,
+	.query_collective = p4f_no_domain_query_collective,
 	.endpoint2 = p4f_domain_endpoint2,
 };
 

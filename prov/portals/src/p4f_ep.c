@@ -465,9 +465,9 @@ static struct fi_ops p4f_ep_fi_ops = {
 	.close = p4f_ep_close,
 	.bind = p4f_ep_bind,
 	.control = p4f_ep_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 /* ---- fi_ops_ep --------------------------------------------------------- */
@@ -544,8 +544,8 @@ static struct fi_ops_ep p4f_ep_ops = {
 	.cancel = p4f_ep_cancel,
 	.getopt = p4f_ep_getopt,
 	.setopt = p4f_ep_setopt,
-	.tx_ctx = p4u_no_ep_tx_ctx,
-	.rx_ctx = p4u_no_ep_rx_ctx,
+	.tx_ctx = p4f_no_ep_tx_ctx,
+	.rx_ctx = p4f_no_ep_rx_ctx,
 	.rx_size_left = p4f_ep_rx_size_left,
 	.tx_size_left = p4f_ep_tx_size_left,
 };
@@ -588,13 +588,13 @@ static struct fi_ops_cm p4f_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = p4f_ep_setname,
 	.getname = p4f_ep_getname,
-	.getpeer = p4u_no_cm_getpeer,
-	.connect = p4u_no_cm_connect,
-	.listen = p4u_no_cm_listen,
-	.accept = p4u_no_cm_accept,
-	.reject = p4u_no_cm_reject,
-	.shutdown = p4u_no_cm_shutdown,
-	.join = p4u_no_cm_join,
+	.getpeer = p4f_no_cm_getpeer,
+	.connect = p4f_no_cm_connect,
+	.listen = p4f_no_cm_listen,
+	.accept = p4f_no_cm_accept,
+	.reject = p4f_no_cm_reject,
+	.shutdown = p4f_no_cm_shutdown,
+	.join = p4f_no_cm_join,
 };
 
 /* ---- creation ---------------------------------------------------------- */
@@ -671,7 +671,7 @@ int p4f_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.rma = &p4f_rma_ops;
 	ep->ep_fid.atomic = &p4f_atomic_ops;
 	ep->ep_fid.collective =
-		(struct fi_ops_collective *)&p4u_no_collective_ops;
+		(struct fi_ops_collective *)&p4f_no_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);
 	*ep_p = &ep->ep_fid;
 	return 0;

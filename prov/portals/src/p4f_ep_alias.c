@@ -86,9 +86,9 @@ static struct fi_ops p4f_alias_fi_ops = {
 	.close = p4f_alias_close,
 	.bind = p4f_alias_bind,
 	.control = p4f_alias_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 /* ---- fi_ops_ep / fi_ops_cm: the parent's ------------------------------- */
@@ -136,8 +136,8 @@ static struct fi_ops_ep p4f_alias_ep_ops = {
 	.cancel = p4f_alias_cancel,
 	.getopt = p4f_alias_getopt,
 	.setopt = p4f_alias_setopt,
-	.tx_ctx = p4u_no_ep_tx_ctx,
-	.rx_ctx = p4u_no_ep_rx_ctx,
+	.tx_ctx = p4f_no_ep_tx_ctx,
+	.rx_ctx = p4f_no_ep_rx_ctx,
 	.rx_size_left = p4f_alias_rx_size_left,
 	.tx_size_left = p4f_alias_tx_size_left,
 };
@@ -149,15 +149,15 @@ static int p4f_alias_getname(fid_t fid, void *addr, size_t *addrlen)
 
 static struct fi_ops_cm p4f_alias_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = p4u_no_cm_setname,
+	.setname = p4f_no_cm_setname,
 	.getname = p4f_alias_getname,
-	.getpeer = p4u_no_cm_getpeer,
-	.connect = p4u_no_cm_connect,
-	.listen = p4u_no_cm_listen,
-	.accept = p4u_no_cm_accept,
-	.reject = p4u_no_cm_reject,
-	.shutdown = p4u_no_cm_shutdown,
-	.join = p4u_no_cm_join,
+	.getpeer = p4f_no_cm_getpeer,
+	.connect = p4f_no_cm_connect,
+	.listen = p4f_no_cm_listen,
+	.accept = p4f_no_cm_accept,
+	.reject = p4f_no_cm_reject,
+	.shutdown = p4f_no_cm_shutdown,
+	.join = p4f_no_cm_join,
 };
 
 /* ---- fi_ops_rma: the alias's flags, the parent's data path ------------ */

@@ -419,11 +419,11 @@ static int p4f_eq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops p4f_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = p4f_eq_close,
-	.bind = p4u_no_bind,
+	.bind = p4f_no_bind,
 	.control = p4f_eq_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static struct fi_ops_eq p4f_eq_ops = {

@@ -28,11 +28,11 @@ static int p4f_fabric_close(struct fid *fid)
 static struct fi_ops p4f_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = p4f_fabric_close,
-	.bind = p4u_no_bind,
-	.control = p4u_no_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.bind = p4f_no_bind,
+	.control = p4f_no_control,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static int p4f_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
@@ -47,7 +47,7 @@ static int p4f_fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 static struct fi_ops_fabric p4f_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = p4f_domain_open,
-	.passive_ep = p4u_no_fabric_passive_ep,
+	.passive_ep = p4f_no_fabric_passive_ep,
 	.eq_open = p4f_eq_open,
 	.wait_open = p4f_wait_open,
 	.trywait = p4f_trywait,

@@ -5,9 +5,19 @@
  */
 #include <config.h>
 
+#include <errno.h>
+
 #include "p4f.h"
 #include "p4u_log.h"
-#include "p4u_param.h"
+#include "p4f_param.h"
+
+/*
+ * util returns errno values (-EINVAL, -ENOMEM, -ENOSPC) where its callers,
+ * up to the application, compare with -FI_E*: the two must be one number.
+ */
+_Static_assert(FI_EINVAL == EINVAL, "util's -EINVAL must be -FI_EINVAL");
+_Static_assert(FI_ENOMEM == ENOMEM, "util's -ENOMEM must be -FI_ENOMEM");
+_Static_assert(FI_ENOSPC == ENOSPC, "util's -ENOSPC must be -FI_ENOSPC");
 
 /* Defaults, used by the table below and by the static initialiser (the
  * copy of the provider linked into unit tests never runs fi_prov_ini). */
@@ -43,66 +53,66 @@ struct p4f_params p4f_params = {
  * Every tunable, once. Defaults here are the ones the man page documents
  * (man/fi_portals.7.md); `fi_info -e -p portals` lists them.
  */
-static const struct p4u_param p4f_param_table[] = {
-	{ "iface", P4U_PARAM_STR,
+static const struct p4f_param p4f_param_table[] = {
+	{ "iface", P4F_PARAM_STR,
 	  "Only use this network interface (e.g. eth0) instead of every "
 	  "usable one",
 	  { .str = NULL }, &p4f_params.iface, 0, 0 },
-	{ "port_low", P4U_PARAM_SIZE,
+	{ "port_low", P4F_PARAM_SIZE,
 	  "Lowest TCP port an endpoint listens on (0 = any port)",
 	  { .size = 0 }, &p4f_params.port_low, 0, 65535 },
-	{ "port_high", P4U_PARAM_SIZE,
+	{ "port_high", P4F_PARAM_SIZE,
 	  "Highest TCP port an endpoint listens on (0 = any port)",
 	  { .size = 0 }, &p4f_params.port_high, 0, 65535 },
-	{ "eager_size", P4U_PARAM_SIZE,
+	{ "eager_size", P4F_PARAM_SIZE,
 	  "Largest message sent eagerly; larger ones use rendezvous",
 	  { .size = P4F_DEF_EAGER_SIZE }, &p4f_params.eager_size, 0, 1 << 20 },
-	{ "rdzv_chunk", P4U_PARAM_SIZE,
+	{ "rdzv_chunk", P4F_PARAM_SIZE,
 	  "Rendezvous pull chunk, so large transfers interleave with small ones",
 	  { .size = P4F_DEF_RDZV_CHUNK }, &p4f_params.rdzv_chunk, 4096, 1 << 30 },
-	{ "rdzv_offer", P4U_PARAM_SIZE,
+	{ "rdzv_offer", P4F_PARAM_SIZE,
 	  "TCP: rendezvous messages up to this size (at most the chunk) send "
 	  "their data right behind the header, placed without a round trip "
 	  "when a receive matches (dropped, then pulled, when none does); "
 	  "0 = never",
 	  { .size = P4F_DEF_RDZV_OFFER }, &p4f_params.rdzv_offer, 0, 1 << 30 },
-	{ "inject_size", P4U_PARAM_SIZE,
+	{ "inject_size", P4F_PARAM_SIZE,
 	  "Largest payload fi_inject and friends accept",
 	  { .size = P4F_DEF_INJECT_SIZE }, &p4f_params.inject_size, 0, 1 << 16 },
-	{ "cq_size", P4U_PARAM_SIZE,
+	{ "cq_size", P4F_PARAM_SIZE,
 	  "Default CQ depth when the application gives none",
 	  { .size = P4F_DEF_CQ_SIZE }, &p4f_params.cq_size, 1, 1 << 24 },
-	{ "tx_size", P4U_PARAM_SIZE,
+	{ "tx_size", P4F_PARAM_SIZE,
 	  "Transmit context depth (outstanding sends per endpoint)",
 	  { .size = P4F_DEF_TX_SIZE }, &p4f_params.tx_size, 1, 1 << 24 },
-	{ "rx_size", P4U_PARAM_SIZE,
+	{ "rx_size", P4F_PARAM_SIZE,
 	  "Receive context depth (posted receives per endpoint)",
 	  { .size = P4F_DEF_RX_SIZE }, &p4f_params.rx_size, 1, 1 << 24 },
-	{ "oflow_buf_size", P4U_PARAM_SIZE,
+	{ "oflow_buf_size", P4F_PARAM_SIZE,
 	  "Size of one overflow buffer for unexpected eager data",
 	  { .size = P4F_DEF_OFLOW_BUF_SIZE }, &p4f_params.oflow_buf_size, 65536, 1 << 30 },
-	{ "oflow_buf_count", P4U_PARAM_SIZE,
+	{ "oflow_buf_count", P4F_PARAM_SIZE,
 	  "Overflow buffers per receive portal (tagged and untagged each); "
 	  "beyond them flow control holds senders",
 	  { .size = P4F_DEF_OFLOW_BUF_COUNT }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
-	{ "unexp_max", P4U_PARAM_SIZE,
+	{ "unexp_max", P4F_PARAM_SIZE,
 	  "Unexpected message headers an endpoint keeps; beyond them flow "
 	  "control holds the sender that sent more until receives consume "
 	  "some",
 	  { .size = P4F_DEF_UNEXP_MAX }, &p4f_params.unexp_max, 1024, 1 << 24 },
-	{ "peer_timeout", P4U_PARAM_SIZE,
+	{ "peer_timeout", P4F_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
 	  { .size = P4F_DEF_PEER_TIMEOUT }, &p4f_params.peer_timeout_ms, 100, 3600000 },
-	{ "progress_thread", P4U_PARAM_BOOL,
+	{ "progress_thread", P4F_PARAM_BOOL,
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",
 	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
-	{ "transport", P4U_PARAM_STR,
+	{ "transport", P4F_PARAM_STR,
 	  "Transport: auto (RDMA verbs ports when there are any, then tcp), "
 	  "tcp, verbs, or loop (in-process only, for the provider's own "
 	  "tests)",
 	  { .str = "auto" }, &p4f_params.transport, 0, 0 },
-	{ "ack_delay_us", P4U_PARAM_SIZE,
+	{ "ack_delay_us", P4F_PARAM_SIZE,
 	  "Microseconds a receiver may hold back the acknowledgement of "
 	  "messages whose sender does not wait for it (small, copied "
 	  "sends), hoping to send it with a reply; 0 acknowledges every "
@@ -155,10 +165,10 @@ static void p4f_log_write(enum p4u_log_level level, enum p4u_log_subsys subsys,
 
 FI_EXT_INI
 {
-	if (p4u_param_define_all(&p4f_prov, p4f_param_table,
+	if (p4f_param_define_all(&p4f_prov, p4f_param_table,
 				 P4U_ARRAY_SIZE(p4f_param_table)))
 		return NULL;
-	p4u_param_load_all(&p4f_prov, p4f_param_table,
+	p4f_param_load_all(&p4f_prov, p4f_param_table,
 			   P4U_ARRAY_SIZE(p4f_param_table));
 	if (p4f_params.port_high < p4f_params.port_low) {
 		FI_WARN(&p4f_prov, FI_LOG_CORE,

@@ -614,9 +614,9 @@ static struct fi_ops p4f_mr_fi_ops = {
 	.close = p4f_mr_close,
 	.bind = p4f_mr_bind,
 	.control = p4f_mr_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 /* ---- registration ------------------------------------------------------ */

@@ -445,11 +445,11 @@ static int p4f_waitset_control(struct fid *fid, int command, void *arg)
 static struct fi_ops p4f_waitset_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = p4f_waitset_close,
-	.bind = p4u_no_bind,
+	.bind = p4f_no_bind,
 	.control = p4f_waitset_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static struct fi_ops_wait p4f_waitset_ops = {
@@ -674,11 +674,11 @@ static int p4f_poll_close(struct fid *fid)
 static struct fi_ops p4f_poll_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = p4f_poll_close,
-	.bind = p4u_no_bind,
-	.control = p4u_no_control,
-	.ops_open = p4u_no_ops_open,
-	.tostr = p4u_no_tostr,
-	.ops_set = p4u_no_ops_set,
+	.bind = p4f_no_bind,
+	.control = p4f_no_control,
+	.ops_open = p4f_no_ops_open,
+	.tostr = p4f_no_tostr,
+	.ops_set = p4f_no_ops_set,
 };
 
 static struct fi_ops_poll p4f_poll_ops = {
