@@ -82,10 +82,21 @@ uint64_t ptl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * The current millisecond counts as begun, so a call waits timeout or
+ * more; 0 is a deadline already past (the call never sleeps).
+ */
 uint64_t ptl_deadline(ptl_time_t timeout)
 {
-	return timeout == PTL_TIME_FOREVER ? UINT64_MAX :
-	       ptl_now_ms() + timeout;
+	struct timespec ts;
+
+	if (timeout == PTL_TIME_FOREVER)
+		return UINT64_MAX;
+	if (!timeout)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 +
+	       ((uint64_t)ts.tv_nsec + 999999) / 1000000 + timeout;
 }
 
 int ptl_progress_locked(void)
