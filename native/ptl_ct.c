@@ -7,12 +7,18 @@
 
 #include "ptl_priv.h"
 
+/*
+ * After every change of a CT's value, under the engine domain's lock: no
+ * engine call here, only the waiters' eventfds. The library lock is held
+ * too (every engine call of the library is made under it, the worker's
+ * progress included), which guards the waiter list.
+ */
 void ptl_ct_notify(void *ctx, uint64_t ct, const struct p4e_ct_event *val)
 {
 	(void)ctx;
 	(void)ct;
 	(void)val;
-	pthread_cond_broadcast(&ptl_lib.cond);
+	ptl_wake_locked();
 }
 
 /* PTL_CT_NONE -> P4E_HANDLE_NONE; a bad handle -> -FI_EINVAL. */
@@ -86,7 +92,7 @@ PTL_EXPORT int PtlCTFree(ptl_handle_ct_t ct_handle)
 	if (!ret)
 		ptl_tab_free(&ni->cts, ct_handle);
 	/* waiters on it must notice it is gone */
-	pthread_cond_broadcast(&ptl_lib.cond);
+	ptl_wake_locked();
 	ptl_leave();
 	return ret;
 }

@@ -10,6 +10,9 @@
 
 #include "ptl_data.h"
 
+/* Longest sleep of a call waiting for an operation slot (see below). */
+#define PTL_XFER_RETRY_MS	1
+
 /* Every argument of a data-movement call, whichever of them it has. */
 struct ptl_xfer_args {
 	enum ptl_xfer_kind kind;
@@ -94,7 +97,7 @@ static int ptl_xfer_post(const struct ptl_xfer_args *a)
 	struct ptl_ni *ni = NULL;
 	struct p4e_xfer x;
 	struct p4e_trig trig;
-	uint32_t abort_gen;
+	uint32_t abort_gen, ni_handle;
 	int ret = ptl_enter();
 
 	if (ret)
@@ -136,6 +139,7 @@ static int ptl_xfer_post(const struct ptl_xfer_args *a)
 	x.atomic_type = (enum p4e_atomic_type)a->type;
 	x.flags = P4E_XFER_HDR_DATA;
 	abort_gen = ptl_lib.abort_gen;
+	ni_handle = ni->handle;
 	for (;;) {
 		ret = ptl_xfer_engine(ni, a, &x, triggered ? &trig : NULL);
 		if (ret != -FI_EAGAIN)
@@ -145,9 +149,15 @@ static int ptl_xfer_post(const struct ptl_xfer_args *a)
 			ptl_leave();
 			return PTL_ABORTED;
 		}
+		/*
+		 * A slot the worker's thread frees tells nobody when the MD
+		 * has neither EQ nor CT (and the thread may take the worker
+		 * fd's wake-up first): the wait is bounded.
+		 */
 		if (ptl_progress_locked() <= 0)
-			ptl_sleep_locked(ptl_now_ms() + 1);
-		if (!ptl_lib.nis[ni->kind] || ptl_lib.nis[ni->kind] != ni) {
+			ptl_wait_locked(ptl_now_ms() + PTL_XFER_RETRY_MS);
+		ni = ptl_ni_lookup(ni_handle);
+		if (!ni) {
 			ptl_leave();
 			return PTL_ARG_INVALID;	/* NI closed meanwhile */
 		}

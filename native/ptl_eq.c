@@ -50,7 +50,7 @@ static void ptl_eq_deliver(struct p4e_eq *base, const struct p4e_event *ev)
 	ptl_event_convert(eq->ni, ev, &eq->ring[(eq->head + eq->count) %
 						eq->size]);
 	eq->count++;
-	pthread_cond_broadcast(&ptl_lib.cond);
+	ptl_wake_locked();
 }
 
 static size_t ptl_eq_space(struct p4e_eq *base)
@@ -177,6 +177,8 @@ PTL_EXPORT int PtlEQFree(ptl_handle_eq_t eq_handle)
 	ptl_tab_free(&ni->eqs, eq_handle);
 	free(eq->ring);
 	free(eq);
+	/* waiters on it must notice it is gone */
+	ptl_wake_locked();
 out:
 	ptl_leave();
 	return ret;

@@ -1,10 +1,19 @@
 /*
- * ptl_init.c - library life cycle (PtlInit/Fini), the lock, blocking-wait
- * helpers, PtlAbort, the progress thread, and the error mapping from the
- * engine's -FI_E* codes to PTL_* return values.
+ * ptl_init.c - library life cycle (PtlInit/Fini), the library lock, blocking
+ * waits, PtlAbort, and the error mapping from the engine's -FI_E* codes to
+ * PTL_* return values.
+ *
+ * Progress (docs/design.md §8.7): PtlInit makes one engine worker with a
+ * progress thread ("ptl_progress"), to which every NI attaches; the thread
+ * sleeps on the worker's wait fd (the NIs' transport fds, kicks, the
+ * deadline timer) and progresses when it turns readable, so a target is
+ * served while its application computes. Application calls progress the
+ * same worker too (PtlEQGet, the blocking calls), without waiting for the
+ * thread. The worker's lock is the library lock (ptl_priv.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +23,11 @@
 
 #include "ptl_priv.h"
 
+/* Without an eventfd (none could be made) a waiter naps this long. */
+#define PTL_NOFD_NAP_MS	1
+
 struct ptl_lib ptl_lib = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake_fd = -1,
+	.init_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 int ptl_errno(int ret)
@@ -42,24 +53,25 @@ int ptl_errno(int ret)
 	}
 }
 
-bool ptl_inited_locked(void)
-{
-	return ptl_lib.init_count > 0;
-}
-
 int ptl_enter(void)
 {
-	pthread_mutex_lock(&ptl_lib.lock);
+	/*
+	 * init_lock until the worker lock is ours: PtlFini (which takes
+	 * init_lock first too) cannot destroy the worker in between.
+	 */
+	pthread_mutex_lock(&ptl_lib.init_lock);
 	if (!ptl_lib.init_count) {
-		pthread_mutex_unlock(&ptl_lib.lock);
+		pthread_mutex_unlock(&ptl_lib.init_lock);
 		return PTL_NO_INIT;
 	}
+	p4e_worker_lock(ptl_lib.worker);
+	pthread_mutex_unlock(&ptl_lib.init_lock);
 	return PTL_OK;
 }
 
 void ptl_leave(void)
 {
-	pthread_mutex_unlock(&ptl_lib.lock);
+	p4e_worker_unlock(ptl_lib.worker);
 }
 
 uint64_t ptl_now_ms(void)
@@ -70,40 +82,125 @@ uint64_t ptl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * The current millisecond counts as begun, so a call waits timeout or
+ * more; 0 is a deadline already past (the call never sleeps).
+ */
 uint64_t ptl_deadline(ptl_time_t timeout)
 {
-	return timeout == PTL_TIME_FOREVER ? UINT64_MAX :
-	       ptl_now_ms() + timeout;
+	struct timespec ts;
+
+	if (timeout == PTL_TIME_FOREVER)
+		return UINT64_MAX;
+	if (!timeout)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 +
+	       ((uint64_t)ts.tv_nsec + 999999) / 1000000 + timeout;
 }
 
 int ptl_progress_locked(void)
 {
-	int i, work = 0;
+	return p4e_worker_progress(ptl_lib.worker, 64);
+}
 
-	for (i = 0; i < PTL_NI_KINDS; i++)
-		if (ptl_lib.nis[i])
-			work += p4e_dom_progress(ptl_lib.nis[i]->dom, 64);
-	return work;
+/* ---- waiters ------------------------------------------------------------ */
+
+/* Lock held: an eventfd for a waiter, kept from an earlier one or new. */
+static int ptl_wait_fd_get(void)
+{
+	if (ptl_lib.nwait_fds)
+		return ptl_lib.wait_fds[--ptl_lib.nwait_fds];
+	return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+/* Lock held: a drained eventfd back, kept for the next waiter. */
+static void ptl_wait_fd_put(int fd)
+{
+	if (fd < 0)
+		return;
+	if (ptl_lib.nwait_fds < PTL_WAIT_FDS)
+		ptl_lib.wait_fds[ptl_lib.nwait_fds++] = fd;
+	else
+		close(fd);
 }
 
 /*
- * Sleep on the condition, at most 10 ms at a time: the progress thread
- * (or the sinks) broadcast when something happened; the bound makes a
- * waiter progress itself too, should the thread be busy elsewhere.
+ * Runs in sinks and CT notifications (ptl_priv.h: under the library lock
+ * even then), so it only writes eventfds: once per waiter and sleep, and
+ * not at all in the common case of nobody asleep.
  */
-void ptl_sleep_locked(uint64_t deadline_ms)
+void ptl_wake_locked(void)
 {
-	uint64_t now = ptl_now_ms(), until;
-	struct timespec ts;
+	static const uint64_t one = 1;
+	struct ptl_waiter *wt;
+
+	p4e_worker_assert_held(ptl_lib.worker);
+	for (wt = ptl_lib.waiters; wt; wt = wt->next) {
+		if (wt->woken)
+			continue;
+		wt->woken = true;
+		/* cannot fail: the count is at most 1 */
+		if (wt->fd >= 0 && write(wt->fd, &one, sizeof(one)) < 0)
+			continue;
+	}
+}
+
+/*
+ * The caller looked (lock held) and found nothing: whatever could change
+ * that (a sink, a CT notification, PtlAbort, a teardown) needs the lock
+ * too, so it comes after the waiter is registered and writes its eventfd.
+ * The worker's wait fd is polled as well, so data for this process wakes
+ * the waiter, which then progresses itself instead of waiting for the
+ * thread to do it and wake it.
+ */
+void ptl_wait_locked(uint64_t deadline_ms)
+{
+	struct p4e_worker *w = ptl_lib.worker;
+	struct ptl_waiter wt;
+	struct pollfd pfd[2];
+	uint64_t now = ptl_now_ms(), val;
+	int timeout;
+	nfds_t n = 0;
 
 	if (deadline_ms <= now)
 		return;
-	until = deadline_ms - now > 10 ? 10 : deadline_ms - now;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)(until * 1000000);
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	pthread_cond_timedwait(&ptl_lib.cond, &ptl_lib.lock, &ts);
+	if (deadline_ms == UINT64_MAX)
+		timeout = -1;
+	else	/* a longer one sleeps again after INT_MAX ms */
+		timeout = deadline_ms - now > INT_MAX ? INT_MAX :
+			  (int)(deadline_ms - now);
+	wt.fd = ptl_wait_fd_get();
+	wt.woken = false;
+	wt.next = ptl_lib.waiters;
+	if (wt.next)
+		wt.next->pprev = &wt.next;
+	wt.pprev = &ptl_lib.waiters;
+	ptl_lib.waiters = &wt;
+	if (wt.fd >= 0) {
+		pfd[n].fd = wt.fd;
+		pfd[n++].events = POLLIN;
+	} else if (timeout < 0 || timeout > PTL_NOFD_NAP_MS) {
+		timeout = PTL_NOFD_NAP_MS;	/* out of fds: degrade */
+	}
+	pfd[n].fd = p4e_worker_wait_fd(w);
+	pfd[n++].events = POLLIN;
+	/* what the worker holds back goes now; its timer is armed */
+	p4e_worker_prepare_sleep(w);
+	p4e_worker_unlock(w);
+	/* EINTR and the rest: the caller looks again */
+	(void)poll(pfd, n, timeout);
+	p4e_worker_lock(w);
+	*wt.pprev = wt.next;
+	if (wt.next)
+		wt.next->pprev = wt.pprev;
+	/* written once, under the lock: the read finds the 1 */
+	if (wt.woken && wt.fd >= 0 && read(wt.fd, &val, sizeof(val)) < 0)
+		val = 0;
+	ptl_wait_fd_put(wt.fd);
+	/* the last PtlFini waits for every waiter to be out */
+	if (ptl_lib.closing)
+		ptl_wake_locked();
 }
 
 /*
@@ -124,57 +221,8 @@ bool ptl_poll_idle_locked(uint32_t abort_gen, uint64_t deadline,
 		*ret_p = timeout_ret;
 		return false;
 	}
-	ptl_sleep_locked(deadline);
+	ptl_wait_locked(deadline);
 	return true;
-}
-
-void ptl_wake_thread(void)
-{
-	uint64_t one = 1;
-
-	if (ptl_lib.wake_fd >= 0 &&
-	    write(ptl_lib.wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return;
-}
-
-/*
- * The progress thread: the engine moves data only when progressed, and a
- * Portals target need not call in (a get from a process that computes must
- * still be served). It sleeps in poll() on the NIs' transport fds without
- * the lock, then progresses under it.
- */
-static void *ptl_progress_thread(void *arg)
-{
-	struct pollfd pfd[PTL_NI_KINDS + 1];
-	uint64_t junk;
-	int i, n, work = 0;
-
-	(void)arg;
-	pthread_mutex_lock(&ptl_lib.lock);
-	while (!ptl_lib.thread_stop) {
-		n = 0;
-		pfd[n].fd = ptl_lib.wake_fd;
-		pfd[n++].events = POLLIN;
-		for (i = 0; i < PTL_NI_KINDS; i++) {
-			if (!ptl_lib.nis[i])
-				continue;
-			pfd[n].fd = p4e_ni_wait_fd(ptl_lib.nis[i]->eni);
-			pfd[n++].events = POLLIN;
-		}
-		pthread_mutex_unlock(&ptl_lib.lock);
-		/* busy: only look; idle: sleep until an fd or 10 ms */
-		poll(pfd, (nfds_t)n, work > 0 ? 0 : 10);
-		if (pfd[0].revents & POLLIN &&
-		    read(ptl_lib.wake_fd, &junk, sizeof(junk)) < 0)
-			junk = 0;
-		/* one round per lock hold: application calls get their turn */
-		pthread_mutex_lock(&ptl_lib.lock);
-		work = ptl_progress_locked();
-		if (work > 0)
-			pthread_cond_broadcast(&ptl_lib.cond);
-	}
-	pthread_mutex_unlock(&ptl_lib.lock);
-	return NULL;
 }
 
 static void ptl_config_read(void)
@@ -218,56 +266,44 @@ static void ptl_config_read(void)
 
 PTL_EXPORT int PtlInit(void)
 {
-	pthread_condattr_t ca;
-	int ret;
+	struct p4e_worker_attr wa = {
+		.locked = true,
+		.thread = true,
+		.name = "ptl_progress",
+	};
+	int ret = PTL_OK;
 
-	pthread_mutex_lock(&ptl_lib.lock);
-	if (ptl_lib.init_count++) {
-		pthread_mutex_unlock(&ptl_lib.lock);
-		return PTL_OK;
+	pthread_mutex_lock(&ptl_lib.init_lock);
+	if (ptl_lib.init_count) {
+		ptl_lib.init_count++;
+		goto out;
 	}
+	/* nobody else looks at ptl_lib before init_count is set */
 	ptl_config_read();
 	ptl_lib.have_pid = false;
-	pthread_condattr_init(&ca);
-	pthread_cond_init(&ptl_lib.cond, &ca);
-	pthread_condattr_destroy(&ca);
-	ptl_lib.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (ptl_lib.wake_fd < 0)
-		goto err;
-	ptl_lib.thread_stop = false;
-	ret = pthread_create(&ptl_lib.thread, NULL, ptl_progress_thread, NULL);
-	if (ret) {
-		close(ptl_lib.wake_fd);
-		ptl_lib.wake_fd = -1;
-		goto err;
+	if (p4e_worker_create(&wa, &ptl_lib.worker)) {
+		ret = PTL_FAIL;
+		goto out;
 	}
-	ptl_lib.thread_on = true;
-	pthread_mutex_unlock(&ptl_lib.lock);
-	return PTL_OK;
-err:
-	pthread_cond_destroy(&ptl_lib.cond);
-	ptl_lib.init_count = 0;
-	pthread_mutex_unlock(&ptl_lib.lock);
-	return PTL_FAIL;
+	ptl_lib.init_count = 1;
+out:
+	pthread_mutex_unlock(&ptl_lib.init_lock);
+	return ret;
 }
-
-void ptl_ni_destroy_locked(struct ptl_ni *ni);
 
 PTL_EXPORT void PtlFini(void)
 {
+	struct p4e_worker *w;
 	int i;
 
-	pthread_mutex_lock(&ptl_lib.lock);
+	pthread_mutex_lock(&ptl_lib.init_lock);
 	if (!ptl_lib.init_count || --ptl_lib.init_count) {
-		pthread_mutex_unlock(&ptl_lib.lock);
+		pthread_mutex_unlock(&ptl_lib.init_lock);
 		return;
 	}
-	ptl_lib.thread_stop = true;
-	ptl_wake_thread();
-	pthread_mutex_unlock(&ptl_lib.lock);
-	pthread_join(ptl_lib.thread, NULL);
-	pthread_mutex_lock(&ptl_lib.lock);
-	ptl_lib.thread_on = false;
+	/* new calls wait for init_lock, then find PTL_NO_INIT */
+	w = ptl_lib.worker;
+	p4e_worker_lock(w);
 	for (i = 0; i < PTL_NI_KINDS; i++) {
 		if (ptl_lib.nis[i]) {
 			ptl_ni_destroy_locked(ptl_lib.nis[i]);
@@ -275,22 +311,33 @@ PTL_EXPORT void PtlFini(void)
 			ptl_lib.ni_gen[i]++;
 		}
 	}
-	close(ptl_lib.wake_fd);
-	ptl_lib.wake_fd = -1;
 	ptl_lib.have_pid = false;
-	pthread_cond_destroy(&ptl_lib.cond);
-	pthread_mutex_unlock(&ptl_lib.lock);
+	/*
+	 * Blocking calls of other threads (woken by the teardown: their
+	 * handles are stale) use the worker until they are out of their
+	 * sleep; each wakes us as it comes out.
+	 */
+	ptl_lib.closing = true;
+	while (ptl_lib.waiters)
+		ptl_wait_locked(UINT64_MAX);
+	ptl_lib.closing = false;
+	while (ptl_lib.nwait_fds)
+		close(ptl_lib.wait_fds[--ptl_lib.nwait_fds]);
+	p4e_worker_unlock(w);
+	/* stops and joins the thread: nothing holds the worker lock */
+	p4e_worker_destroy(w);
+	ptl_lib.worker = NULL;
+	pthread_mutex_unlock(&ptl_lib.init_lock);
 }
 
-/* Every blocking call in progress returns PTL_ABORTED. */
+/* Every blocking call in progress returns PTL_ABORTED, woken at once. */
 PTL_EXPORT void PtlAbort(void)
 {
-	pthread_mutex_lock(&ptl_lib.lock);
-	if (ptl_lib.init_count) {
-		ptl_lib.abort_gen++;
-		pthread_cond_broadcast(&ptl_lib.cond);
-	}
-	pthread_mutex_unlock(&ptl_lib.lock);
+	if (ptl_enter())
+		return;
+	ptl_lib.abort_gen++;
+	ptl_wake_locked();
+	ptl_leave();
 }
 
 /* Handles are plain values: equal values name the same object. */
@@ -301,9 +348,9 @@ PTL_EXPORT int PtlHandleIsEqual(ptl_handle_any_t handle1,
 }
 
 /*
- * Atomics are applied by the engine under the library lock on the host
- * CPU: once an ATOMIC event or ack is seen the result is in memory; a full
- * barrier orders it with the caller's later loads.
+ * Atomics are applied by the engine under the library lock (its worker's)
+ * on the host CPU: once an ATOMIC event or ack is seen the result is in
+ * memory; a full barrier orders it with the caller's later loads.
  */
 PTL_EXPORT int PtlAtomicSync(void)
 {

@@ -205,7 +205,8 @@ void ptl_ni_destroy_locked(struct ptl_ni *ni)
 	free(ni->pts);
 	free(ni->map);
 	free(ni);
-	pthread_cond_broadcast(&ptl_lib.cond);
+	/* waiters on its EQs and CTs must notice they are gone */
+	ptl_wake_locked();
 }
 
 static int ptl_ni_open_engine(struct ptl_ni *ni, ptl_pid_t pid,
@@ -228,6 +229,8 @@ static int ptl_ni_open_engine(struct ptl_ni *ni, ptl_pid_t pid,
 	attr.peer_timeout_ms = ptl_lib.peer_timeout_ms;
 	attr.id_filter = ptl_ni_id_filter;
 	attr.id_filter_ctx = ni;
+	/* the library's: its thread progresses every NI, its lock is ours */
+	attr.worker = ptl_lib.worker;
 	return p4e_ni_create(ni->dom, &attr, &ni->eni);
 }
 
@@ -283,6 +286,8 @@ static int ptl_ni_create_locked(unsigned kind, unsigned options,
 	ni->kind = kind;
 	ni->options = options;
 	ptl_limits_in(desired, &dl, &da);
+	/* da.locked off: every call on the domain is made under the worker
+	 * lock, the library's one lock */
 	ret = p4e_dom_create(&da, &ni->dom);
 	if (ret)
 		goto err;
@@ -352,7 +357,6 @@ PTL_EXPORT int PtlNIInit(ptl_interface_t iface, unsigned int options,
 		if (ret)
 			goto out;
 		ptl_lib.nis[kind] = ni;
-		ptl_wake_thread();
 	}
 	ni->refs++;
 	if (actual)
@@ -376,7 +380,6 @@ PTL_EXPORT int PtlNIFini(ptl_handle_ni_t ni_handle)
 			(uint8_t)((ptl_lib.ni_gen[ni->kind] + 1) &
 				  PTL_H_GEN_MASK);
 		ptl_ni_destroy_locked(ni);
-		ptl_wake_thread();
 	}
 	ptl_leave();
 	return PTL_OK;

@@ -7,10 +7,22 @@
  * domain and NI, its transport instance, and tables that turn the API's
  * 32-bit handles into engine objects.
  *
- * Locking: one mutex (ptl_lib.lock) serialises every engine call and every
- * table, EQ ring and NI field; the engine's sinks and CT notifications run
- * under it and broadcast ptl_lib.cond, on which blocking calls sleep. The
- * progress thread takes the lock only to progress, never while it polls.
+ * Locking (docs/design.md §8.7): the library has one engine worker
+ * (ptl_lib.worker, made at PtlInit with a progress thread) to which every
+ * NI attaches, and its lock is the library lock: every call that touches
+ * engine objects, tables, EQ rings, NI fields or the waiter list holds it
+ * (ptl_enter / ptl_leave), as do the worker's thread while it progresses
+ * and so the engine's sinks and CT notifications. A small mutex,
+ * ptl_lib.init_lock, guards what exists before the worker (init_count,
+ * the worker pointer) and is only ever taken before the worker lock.
+ *
+ * Sleeping: nothing sleeps holding the worker lock. A blocking call that
+ * found nothing registers a struct ptl_waiter (an eventfd of its own),
+ * unlocks and polls that fd and the worker's wait fd; sinks, CT changes,
+ * PtlAbort and teardowns write the eventfds of the registered waiters
+ * (none registered: no system call). One fd per waiter, because with a
+ * shared one a waiter that drains it can make another's poll() miss the
+ * wake-up, and one that does not drain it makes the others spin.
  *
  * Handles: type (3 bits, top) | NI kind (2) | generation (7) | index (20).
  * Type 0 and index 0xfffff are never handed out, so 0, PTL_EQ_NONE,
@@ -116,10 +128,22 @@ struct ptl_ni {
 	unsigned bundle_depth;
 };
 
+/* A blocking call asleep, on ptl_lib.waiters (worker lock). */
+struct ptl_waiter {
+	struct ptl_waiter *next, **pprev;
+	int fd;			/* eventfd, or -1: none could be made */
+	bool woken;		/* fd was written since it was registered */
+};
+
+#define PTL_WAIT_FDS	16	/* eventfds kept for the next waiters */
+
 struct ptl_lib {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* an event, CT change, progress or abort */
-	int init_count;
+	/* taken before the worker lock, never after */
+	pthread_mutex_t init_lock;
+	int init_count;			/* init_lock */
+	/* set under init_lock; its lock is the library lock */
+	struct p4e_worker *worker;
+	/* the rest: under the worker lock */
 	uint32_t abort_gen;
 	struct ptl_ni *nis[PTL_NI_KINDS];
 	uint8_t ni_gen[PTL_NI_KINDS];
@@ -132,24 +156,28 @@ struct ptl_lib {
 	uint32_t port_base;
 	uint64_t peer_timeout_ms;	/* PTL_PEER_TIMEOUT, 0: the default */
 	ptl_pid_t pid_hint;	/* PTL_PID: what PTL_PID_ANY tries first */
-	/* progress thread */
-	pthread_t thread;
-	bool thread_on, thread_stop;
-	int wake_fd;
+	/* blocking calls asleep, and the eventfds they return */
+	struct ptl_waiter *waiters;
+	bool closing;		/* the last PtlFini waits for waiters */
+	int wait_fds[PTL_WAIT_FDS];
+	unsigned nwait_fds;
 };
 
 extern struct ptl_lib ptl_lib;
 
 /* ptl_init.c */
 int ptl_errno(int ret);
-bool ptl_inited_locked(void);
 int ptl_enter(void);		/* lock, or PTL_NO_INIT (unlocked) */
 void ptl_leave(void);
-void ptl_wake_thread(void);
-/* Progress every NI once; returns the work done. */
+/* Progress the library's worker once (lock held); returns the work done. */
 int ptl_progress_locked(void);
-/* Sleep (lock held) until woken or ms (0: no sleep) elapsed. */
-void ptl_sleep_locked(uint64_t deadline_ms);
+/*
+ * Lock held: sleep, without it, until a waiter wake-up (ptl_wake_locked),
+ * work for the worker or deadline_ms; returns with the lock held again.
+ */
+void ptl_wait_locked(uint64_t deadline_ms);
+/* Lock held: wake every waiter (an event, a CT change, an abort...). */
+void ptl_wake_locked(void);
 /* After a poll round found nothing: true to look again, else *ret_p. */
 bool ptl_poll_idle_locked(uint32_t abort_gen, uint64_t deadline,
 			  int timeout_ret, int *ret_p);
@@ -173,7 +201,9 @@ int ptl_ni_enter(ptl_handle_ni_t handle, struct ptl_ni **ni_p);
 int ptl_obj_enter(uint32_t handle, unsigned type, struct ptl_ni **ni_p,
 		  struct ptl_slot **slot_p);
 
-/* ptl_ni.c: addressing */
+/* ptl_ni.c */
+void ptl_ni_destroy_locked(struct ptl_ni *ni);
+/* addressing */
 int ptl_ni_peer(struct ptl_ni *ni, ptl_process_t id, uint32_t *peer_p);
 int ptl_ni_match_id(struct ptl_ni *ni, ptl_process_t id,
 		    struct p4e_me_desc *desc);

@@ -28,7 +28,8 @@ step "$run" -n 2 -t 120 test/native/ptl_atomics
 step "$run" -n 2 -t 120 test/native/ptl_trigchain
 step "$run" -n 2 -t 120 test/native/ptl_unexpected
 # the single-process conformance tests again, over TCP this time
-for t in test/unit/native/test_native_api test/unit/native/test_native_data; do
+for t in test/unit/native/test_native_api test/unit/native/test_native_data \
+	test/unit/native/test_native_wait; do
 	[ -x "$t" ] && step env PTL_TEST_TRANSPORT=tcp "$t"
 done
 exit $rc
