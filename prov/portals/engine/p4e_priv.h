@@ -292,27 +292,53 @@ struct p4e_defer {
 	uint8_t data[];
 };
 
-/* Initiator operation states. */
-#define P4E_OPF_SENT		0x0001	/* handed to the transport once */
-#define P4E_OPF_XMIT_BUSY	0x0002	/* transport holds our memory */
-#define P4E_OPF_WANT_ACCEPT	0x0004	/* replay until accepted */
-#define P4E_OPF_WANT_RESP	0x0008	/* an ACK or REPLY will come */
-#define P4E_OPF_COPIED		0x0010	/* payload is in op->bounce */
-#define P4E_OPF_SEND_DONE	0x0020	/* SEND event delivered */
-#define P4E_OPF_ACK_DONE	0x0040	/* ACK event (or none) delivered */
-#define P4E_OPF_FAILED		0x0080
-#define P4E_OPF_TO_RDZV		0x0100	/* resend this eager put as rdzv */
+/*
+ * The life of an initiator operation (p4e_ini.c, docs/design.md §4.2,
+ * §7.1, §7.2): one state at a time, changed only by p4e_op_step(). The
+ * list an operation is on follows from its state.
+ */
+enum p4e_op_state {
+	P4E_OPS_FREE,		/* in the pool, or being prepared by a post */
+	P4E_OPS_QUEUED,		/* npeer->tx_queue: never sent yet */
+	P4E_OPS_SENT,		/* npeer->tx_sent: sent, not accepted yet */
+	P4E_OPS_REWOUND,	/* npeer->tx_queue: sent, nacked, goes again */
+	P4E_OPS_WAIT_RESP,	/* npeer->tx_wait: accepted, ACK or REPLY due */
+	P4E_OPS_DRAINING,	/* no list: over, the transport still holds
+				 * our memory (xmit_refs) */
+	P4E_OPS_MAX
+};
+
+/* What happens to an initiator operation: the inputs of p4e_op_step(). */
+enum p4e_op_event {
+	P4E_OPE_POST,		/* posted, its sequence number taken */
+	P4E_OPE_XMIT_OK,	/* the transport took it (P4T_DONE) */
+	P4E_OPE_XMIT_QUEUED,	/* took it, our memory until send_done */
+	P4E_OPE_XMIT_EAGAIN,	/* not now: link full, responses deferred */
+	P4E_OPE_XMIT_FAIL,	/* cannot be sent: fails UNDELIVERABLE */
+	P4E_OPE_SEND_DONE,	/* the transport let go of one send */
+	P4E_OPE_ACCEPTED,	/* a cumulative ack covers it */
+	P4E_OPE_REWIND,		/* NACK or RESUME: to be sent again */
+	P4E_OPE_RESPONSE,	/* its ACK or REPLY (what it says) */
+	P4E_OPE_LINK_FAILED,	/* its link failed: fails UNDELIVERABLE */
+	P4E_OPE_MAX
+};
 
 struct p4e_op {
-	struct p4u_list link;		/* npeer->tx_queue / tx_sent */
+	struct p4u_list link;		/* the list of its state */
 	struct p4e_ni *ni;
 	struct p4e_npeer *peer;
+	enum p4e_op_state state;	/* p4e_op_step() only */
 	uint8_t type;			/* enum p4w_type */
 	uint8_t ack_req;
 	uint8_t atomic_op;
 	uint8_t atomic_type;
 	uint8_t proto;
-	uint32_t flags;			/* P4E_OPF_* */
+	/* facts, not states: */
+	bool copied;			/* payload (+ compare) in op->bounce */
+	bool want_resp;			/* an ACK or REPLY will come */
+	bool to_rdzv;			/* resend an eager put as rendezvous */
+	uint16_t xmit_refs;		/* sends the transport holds our
+					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
 	uint32_t pt_index;
 	uint32_t target;		/* as the caller named it */
@@ -509,6 +535,17 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 void p4e_ini_fail_peer(struct p4e_npeer *np);
 /* Acceptance reached op (cumulative ack). */
 void p4e_ini_accepted(struct p4e_op *op);
+/*
+ * The one transition function of an initiator operation: ev happened to
+ * op (resp: what a P4E_OPE_RESPONSE said, else NULL). Moves it between
+ * its peer's lists, delivers the SEND, ACK and REPLY events due and frees
+ * it when it is over. An event its state does not expect is a bug:
+ * logged, asserted in debug builds, refused (-FI_EINVAL, nothing
+ * changed). Wire input is checked before it gets here.
+ */
+int p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
+		const struct p4w_resp *resp);
+const char *p4e_op_state_name(enum p4e_op_state state);
 /* (Re)send queued ops of np while the transport takes them. */
 int p4e_ini_flush(struct p4e_npeer *np);
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status);
