@@ -379,8 +379,31 @@ static inline void p4e_op_region(const struct p4e_op *op, void **start_p,
 	}
 }
 
+/*
+ * The life of a target operation (p4e_tgt.c, docs/design.md §4.2): one
+ * state at a time, changed only by p4e_tgt_step().
+ */
+enum p4e_tgt_state {
+	P4E_TGTS_FREE,		/* in the pool, or being filled */
+	P4E_TGTS_MATCHED,	/* accepted, entry reserved, nothing moving */
+	P4E_TGTS_PULLING,	/* a rendezvous put's data comes (p4t_pull) */
+	P4E_TGTS_PUSHING,	/* a get's reply data goes (p4t_push) */
+	P4E_TGTS_MAX
+};
+
+/* What happens to a target operation: the inputs of p4e_tgt_step(). */
+enum p4e_tgt_event {
+	P4E_TGTE_MATCH,		/* filled, accepted, its entry reserved */
+	P4E_TGTE_PULL,		/* a pull goes to the transport (p4t_pull) */
+	P4E_TGTE_PUSH,		/* a push goes to the transport (p4t_push) */
+	P4E_TGTE_DONE,		/* nothing (more) to move: ends with fail */
+	P4E_TGTE_RMA_DONE,	/* the pull or push ended (fail) */
+	P4E_TGTE_MAX
+};
+
 /* Target-side work that outlives one message (pulls, pushes). */
 struct p4e_tgt_op {
+	enum p4e_tgt_state state;	/* p4e_tgt_step() only */
 	struct p4e_ni *ni;
 	struct p4e_npeer *peer;
 	struct p4e_me *me;
@@ -562,9 +585,18 @@ int p4e_tgt_respond(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 			const struct p4w_resp *resp, const struct iovec *iov,
 			size_t iovcnt, void *op_ctx);
+/* Pull a rendezvous' data into top's entry (top filled, entry reserved). */
 int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
 		       const struct p4w_cookie *src);
-void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail);
+/*
+ * The one transition function of a target operation: ev happened to top
+ * (fail: the P4E_NI_* outcome of P4E_TGTE_DONE and _RMA_DONE). Sends the
+ * ACK or REPLY due, delivers the entry's event and frees top when it is
+ * over. An event its state does not expect is a bug: logged, asserted in
+ * debug builds, refused (-FI_EINVAL, nothing changed).
+ */
+int p4e_tgt_step(struct p4e_tgt_op *top, enum p4e_tgt_event ev, uint8_t fail);
+const char *p4e_tgt_state_name(enum p4e_tgt_state state);
 void p4e_tgt_fail_peer(struct p4e_npeer *np);
 /* An unexpected header is dropped unused: end its rendezvous. */
 void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh);

@@ -1,7 +1,6 @@
 /*
  * p4e_tgt.c - the target side: what happens to an incoming put, get,
- * atomic, fetch-atomic or swap (../shared/reference/portals4-semantics.md,
- * "Matching a put/get/atomic at the target"):
+ * atomic, fetch-atomic or swap (docs/design.md §4.2, §6, §7.2):
  *
  *   sequence check -> PT -> priority list -> overflow list -> no match
  *        |               |                |               |
@@ -10,12 +9,27 @@
  *     (stale:        deliver          deliver +
  *      dropped)                       unexpected header
  *
- * A rejected operation changes nothing but the status registers (pitfall
+ * A rejected operation changes nothing but the status registers (rule
  * 2). Work that outlives the message (a rendezvous pull, a pushed get
- * reply) lives in a struct p4e_tgt_op until the transport reports it done;
- * the events come after the work (pitfall 5).
+ * reply: §4.1, §4.2) is a struct p4e_tgt_op, a state machine (enum
+ * p4e_tgt_state, p4e_priv.h) whose state changes only in p4e_tgt_step():
+ *
+ *         MATCH             PULL                RMA_DONE
+ *   FREE -------> MATCHED -------> PULLING ---------------------+
+ *    ^              |  |     PUSH               RMA_DONE         |
+ *    |         DONE |  +---------> PUSHING ---> [REPLY header] --+
+ *    +------------ end <-----------------------------------------+
+ *
+ * A refused transfer ends at once (RMA_DONE, UNDELIVERABLE), those of a
+ * failed link before it is reported. The end sends what the initiator
+ * waits for (a rendezvous put's ACK, failed or not; a failed get's
+ * REPLY), the entry's event (rule 5), the header the pull filled
+ * (p4e_uh_filled), and releases the entry.
  */
 #include <config.h>
+
+#include <assert.h>
+#include <inttypes.h>
 
 #include "p4e_priv.h"
 #include "p4e_atomic.h"
@@ -248,44 +262,60 @@ static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 		     p4e_region_addr(me->start, me->iovcnt, offset) : NULL;
 }
 
-int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
-		       const struct p4w_cookie *src)
-{
-	struct iovec iov[P4E_IOV_MAX];
-	size_t cnt;
-	int ret;
+/* ---- the state machine of a target operation ------------------------- */
 
-	if (!top->mlength) {
-		p4e_tgt_finish(ni, top, P4E_NI_OK);
-		return 0;
-	}
-	if (!top->peer || !top->peer->conn) {
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-		return 0;
-	}
-	cnt = p4e_region_iov(top->me->start, top->me->iovcnt, top->offset,
-			     top->mlength, iov, P4E_IOV_MAX);
-	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
-		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
-	if (ret) {
-		p4u_warn_sparse(P4U_LOG_ENGINE, "pull from peer %u failed: %d",
-				top->initiator, ret);
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-	}
-	return 0;
+static const char *const p4e_tgt_state_names[P4E_TGTS_MAX] = {
+	[P4E_TGTS_FREE] = "free", [P4E_TGTS_MATCHED] = "matched",
+	[P4E_TGTS_PULLING] = "pulling", [P4E_TGTS_PUSHING] = "pushing",
+};
+
+static const char *const p4e_tgt_event_names[P4E_TGTE_MAX] = {
+	[P4E_TGTE_MATCH] = "match", [P4E_TGTE_PULL] = "pull",
+	[P4E_TGTE_PUSH] = "push", [P4E_TGTE_DONE] = "done",
+	[P4E_TGTE_RMA_DONE] = "rma_done",
+};
+
+const char *p4e_tgt_state_name(enum p4e_tgt_state state)
+{
+	return (unsigned)state < P4E_TGTS_MAX ? p4e_tgt_state_names[state] :
+						"invalid";
 }
 
-void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail)
+/* An event the state does not expect: a bug of ours, never input. */
+static int p4e_tgt_refuse(const struct p4e_tgt_op *top, enum p4e_tgt_event ev)
 {
+	p4u_warn(P4U_LOG_ENGINE,
+		 "target op %#" PRIx64 " of peer %u: %s refused in state %s",
+		 top->op_id, top->initiator,
+		 (unsigned)ev < P4E_TGTE_MAX ? p4e_tgt_event_names[ev] :
+					       "invalid",
+		 p4e_tgt_state_name(top->state));
+	assert(!"invalid target operation transition");
+	return -FI_EINVAL;
+}
+
+/* A pushed reply's data is in place: now its header. */
+static void p4e_tgt_reply_pushed(struct p4e_tgt_op *top)
+{
+	struct p4w_resp resp = {
+		.op_id = top->op_id, .mlength = top->mlength,
+		.offset = top->offset, .list = top->list, .pushed = 1,
+	};
+
+	if (top->peer && top->peer->conn)
+		p4e_tgt_respond(top->ni, top->peer, P4W_REPLY, &resp, NULL, 0);
+}
+
+/* The end: what the initiator waits for, the event, the entry released. */
+static void p4e_tgt_end(struct p4e_tgt_op *top, uint8_t fail)
+{
+	struct p4e_ni *ni = top->ni;
 	struct p4e_npeer *np = top->peer;
 	struct p4e_me *me = top->me;
 	struct p4e_event ev;
 	struct p4w_resp resp = {
-		.op_id = top->op_id,
-		.mlength = fail == P4E_NI_OK ? top->mlength : 0,
-		.offset = top->offset,
-		.fail = fail,
-		.list = top->list,
+		.op_id = top->op_id, .offset = top->offset, .list = top->list,
+		.mlength = fail == P4E_NI_OK ? top->mlength : 0, .fail = fail,
 	};
 
 	p4e_tgt_event_fill(top, &ev, fail);
@@ -304,29 +334,80 @@ void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail)
 	p4e_me_emit(me, &ev);
 	if (top->filling_uh)	/* after the overflow entry's own event */
 		p4e_uh_filled(ni, top->filling_uh, fail);
+	top->state = P4E_TGTS_FREE;
 	p4u_pool_free(&ni->tops, top);
 	p4e_me_use_done(me);
 }
 
+int p4e_tgt_step(struct p4e_tgt_op *top, enum p4e_tgt_event ev, uint8_t fail)
+{
+	enum p4e_tgt_state state = top->state;
+
+	switch (ev) {
+	case P4E_TGTE_MATCH:
+		if (state != P4E_TGTS_FREE)
+			break;
+		top->state = P4E_TGTS_MATCHED;
+		return 0;
+	case P4E_TGTE_PULL:	/* a rendezvous put's data */
+	case P4E_TGTE_PUSH:	/* a get's reply */
+		if (state != P4E_TGTS_MATCHED ||
+		    top->type != (ev == P4E_TGTE_PULL ? P4W_PUT : P4W_GET))
+			break;
+		top->state = ev == P4E_TGTE_PULL ? P4E_TGTS_PULLING :
+						   P4E_TGTS_PUSHING;
+		return 0;
+	case P4E_TGTE_DONE:
+		if (state != P4E_TGTS_MATCHED)
+			break;
+		p4e_tgt_end(top, fail);
+		return 0;
+	case P4E_TGTE_RMA_DONE:
+		if (state != P4E_TGTS_PULLING && state != P4E_TGTS_PUSHING)
+			break;
+		if (state == P4E_TGTS_PUSHING && fail == P4E_NI_OK)
+			p4e_tgt_reply_pushed(top);
+		p4e_tgt_end(top, fail);
+		return 0;
+	default:
+		break;
+	}
+	return p4e_tgt_refuse(top, ev);
+}
+
+int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
+		       const struct p4w_cookie *src)
+{
+	struct iovec iov[P4E_IOV_MAX];
+	size_t cnt;
+	int ret;
+
+	p4e_tgt_step(top, P4E_TGTE_MATCH, P4E_NI_OK);
+	/* nothing to move, or no link to move it on */
+	if (!top->mlength || !top->peer || !top->peer->conn) {
+		p4e_tgt_step(top, P4E_TGTE_DONE, top->mlength ?
+			     P4E_NI_UNDELIVERABLE : P4E_NI_OK);
+		return 0;
+	}
+	cnt = p4e_region_iov(top->me->start, top->me->iovcnt, top->offset,
+			     top->mlength, iov, P4E_IOV_MAX);
+	/* pulling before the call: its completion finds the state it needs */
+	p4e_tgt_step(top, P4E_TGTE_PULL, P4E_NI_OK);
+	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
+		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
+	if (ret) {
+		p4u_warn_sparse(P4U_LOG_ENGINE, "pull from peer %u failed: %d",
+				top->initiator, ret);
+		p4e_tgt_step(top, P4E_TGTE_RMA_DONE, P4E_NI_UNDELIVERABLE);
+	}
+	return 0;
+}
+
 void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status)
 {
-	struct p4w_resp resp;
-
-	if (status) {
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-		return;
-	}
-	if (top->type == P4W_GET && top->peer && top->peer->conn) {
-		/* the pushed data is in place: now the reply header */
-		memset(&resp, 0, sizeof(resp));
-		resp.op_id = top->op_id;
-		resp.mlength = top->mlength;
-		resp.offset = top->offset;
-		resp.list = top->list;
-		resp.pushed = 1;
-		p4e_tgt_respond(ni, top->peer, P4W_REPLY, &resp, NULL, 0);
-	}
-	p4e_tgt_finish(ni, top, P4E_NI_OK);
+	(void)ni;
+	p4e_tgt_step(top, P4E_TGTE_RMA_DONE,
+		     status ? P4E_NI_UNDELIVERABLE : P4E_NI_OK);
 }
 
 /* Atomics need the target bytes (len > 0) in one piece. */
@@ -418,18 +499,21 @@ static int p4e_tgt_get(struct p4e_tgt_msg *m, struct p4e_me *me,
 		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
 	me->pending++;
 	p4e_me_used(me, mlength, req->rlength);
+	p4e_tgt_step(top, P4E_TGTE_MATCH, P4E_NI_OK);
 	cnt = p4e_region_iov(me->start, me->iovcnt, offset, mlength, iov,
 			     P4E_IOV_MAX);
 	if (m->parts.has_dst && mlength) {
+		p4e_tgt_step(top, P4E_TGTE_PUSH, P4E_NI_OK);
 		ret = p4t_push(m->ni->iface, m->np->conn, iov, cnt, mlength,
 			       &m->parts.dst, 0,
 			       p4e_ctx_make(top, P4E_CTX_TOP));
 		if (ret)
-			p4e_tgt_finish(m->ni, top, P4E_NI_UNDELIVERABLE);
+			p4e_tgt_step(top, P4E_TGTE_RMA_DONE,
+				     P4E_NI_UNDELIVERABLE);
 		return 0;
 	}
 	p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, iov, cnt);
-	p4e_tgt_finish(m->ni, top, P4E_NI_OK);
+	p4e_tgt_step(top, P4E_TGTE_DONE, P4E_NI_OK);
 	return 0;
 }
 
