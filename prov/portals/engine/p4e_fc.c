@@ -501,11 +501,14 @@ void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq)
 static void p4e_fc_rewind(struct p4e_npeer *np, uint32_t seq)
 {
 	struct p4u_list later;
+	struct p4e_op *op;
 
 	p4e_fc_tx_acked(np, seq);
 	p4u_list_init(&later);
 	p4u_list_splice_tail(&later, &np->tx_queue);
-	p4u_list_splice_tail(&np->tx_queue, &np->tx_sent);
+	/* each sent one to the tail of tx_queue, in order (p4e_op_step) */
+	while ((op = p4u_list_first_entry(&np->tx_sent, struct p4e_op, link)))
+		p4e_op_step(op, P4E_OPE_REWIND, NULL);
 	p4u_list_splice_tail(&np->tx_queue, &later);
 }
 
@@ -534,7 +537,7 @@ void p4e_fc_nacked_rdzv(struct p4e_npeer *np, uint32_t seq)
 	p4u_list_foreach_entry(&np->tx_queue, op, struct p4e_op, link) {
 		if (op->type == P4W_PUT && op->proto == P4W_PROTO_EAGER &&
 		    op->length && op->pt_index == pt_index)
-			op->flags |= P4E_OPF_TO_RDZV;
+			op->to_rdzv = true;
 	}
 	np->tx_held = false;
 	p4e_ini_flush(np);

@@ -3,21 +3,50 @@
  * swap, from posting to the last event.
  *
  * An operation gets the next sequence number of its peer when posted and
- * is sent in that order. Until the target accepts it (a cumulative
- * sequence ack, or its response) the initiator keeps what a resend needs:
- * small and volatile payloads are copied into a bounce block when one
- * holds them (the SEND event then comes at once), larger eager ones hold
- * the caller's buffer (SEND comes with acceptance), rendezvous ones are
- * exposed to the target,
- * which pulls them (SEND and ACK come with its final ACK). An operation
- * lives on exactly one of its peer's lists: tx_queue (to (re)send),
- * tx_sent (sent, not accepted), tx_wait (accepted, response due).
+ * is sent in that order (docs/design.md §4.4). Until the target accepts
+ * it (a cumulative sequence ack, or its response: §7.1) the initiator
+ * keeps what a resend needs (§4.1, §4.2): small and volatile payloads are
+ * copied into a bounce block when one holds them (the SEND event then
+ * comes at once), larger eager ones hold the caller's buffer (SEND comes
+ * with acceptance), rendezvous ones are exposed to the target, which
+ * pulls them (SEND and ACK come with its final ACK). A NACK or RESUME
+ * (§7.2) sends everything unaccepted again, in order, eager puts to a
+ * portal short of room as rendezvous.
+ *
+ * An operation is a state machine (enum p4e_op_state, p4e_priv.h) whose
+ * state changes only in p4e_op_step(), which also moves it between its
+ * peer's lists, delivers its events and frees it; the rest of this file
+ * finds out what happened and says so (enum p4e_op_event):
+ *
+ *          POST           XMIT_OK,            ACCEPTED,
+ *   FREE -------> QUEUED ------------> SENT -------------> WAIT_RESP
+ *    ^              |    XMIT_QUEUED   | | ^ response due      |
+ *    |              |           REWIND | | | XMIT_OK,          |
+ *    |              |                  v | | XMIT_QUEUED       |
+ *    |              |             REWOUND--+                   |
+ *    |              v                 v  v                     v
+ *    +--- no xmit_refs --- end <-------------------------------+
+ *    |                      | xmit_refs
+ *    +--- SEND_DONE, ---- DRAINING
+ *         the last ref
+ *
+ * Into end: XMIT_FAIL (QUEUED, REWOUND), ACCEPTED with no response due
+ * (SENT), RESPONSE (SENT, WAIT_RESP), LINK_FAILED (all four). Events go
+ * at transitions: QUEUED -> SENT the SEND of a copy; ACCEPTED of an eager
+ * payload its SEND, and the ACCEPT ack if it ends there; end whatever is
+ * still owed (the response's ACK or REPLY, or UNDELIVERABLE), a
+ * rendezvous source unexposed before its SEND. FREE releases the copy,
+ * the exposure and the MDs. XMIT_EAGAIN keeps QUEUED and REWOUND as they
+ * are; SEND_DONE counts xmit_refs down in any state that holds some. A
+ * copied payload, an expected response, a resend as rendezvous are
+ * facts (op->copied, want_resp, to_rdzv), not states.
  */
 #include <config.h>
 
+#include <assert.h>
+
 #include "p4e_priv.h"
 #include "p4e_atomic.h"
-
 
 /* ---- events ----------------------------------------------------------- */
 
@@ -90,12 +119,9 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 	p4e_event_deliver(md->eq, &ev);
 }
 
+/* SEND: the caller's buffer is ours no more (a get sends nothing of it). */
 static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
 {
-	if (op->flags & P4E_OPF_SEND_DONE)
-		return;
-	op->flags |= P4E_OPF_SEND_DONE;
-	/* a get sends nothing of the caller's */
 	if (op->type != P4W_GET)
 		p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
 			      fail == P4E_NI_OK ? op->length : 0, 0,
@@ -105,24 +131,126 @@ static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
 static void p4e_ini_ack_event(struct p4e_op *op, uint8_t fail,
 			      uint64_t mlength, uint64_t offset, uint8_t list)
 {
-	if (op->flags & P4E_OPF_ACK_DONE)
-		return;
-	op->flags |= P4E_OPF_ACK_DONE;
 	if (op->ack_req != P4E_NO_ACK_REQ)
 		p4e_ini_event(op, op->md, P4E_EVENT_ACK, fail, mlength, offset,
 			      list);
 }
 
-/* ---- life cycle --------------------------------------------------------- */
+static bool p4e_ini_acked_type(const struct p4e_op *op)
+{
+	return op->type == P4W_PUT || op->type == P4W_ATOMIC;
+}
 
-static void p4e_ini_maybe_free(struct p4e_op *op)
+/*
+ * The failure a SEND reports when a response ends the operation. SEND
+ * says the buffer is free; what the target did is the ACK's or REPLY's
+ * to report. Only a message that never got there fails its SEND, as a
+ * copied payload's SEND (delivered at once) could not report more.
+ */
+static uint8_t p4e_ini_send_fail(uint8_t fail)
+{
+	return fail == P4E_NI_UNDELIVERABLE ? fail : P4E_NI_OK;
+}
+
+/* ---- the state machine -------------------------------------------------- */
+
+static const char *const p4e_op_state_names[P4E_OPS_MAX] = {
+	[P4E_OPS_FREE] = "free",
+	[P4E_OPS_QUEUED] = "queued",
+	[P4E_OPS_SENT] = "sent",
+	[P4E_OPS_REWOUND] = "rewound",
+	[P4E_OPS_WAIT_RESP] = "wait_resp",
+	[P4E_OPS_DRAINING] = "draining",
+};
+
+static const char *const p4e_op_event_names[P4E_OPE_MAX] = {
+	[P4E_OPE_POST] = "post",
+	[P4E_OPE_XMIT_OK] = "xmit_ok",
+	[P4E_OPE_XMIT_QUEUED] = "xmit_queued",
+	[P4E_OPE_XMIT_EAGAIN] = "xmit_eagain",
+	[P4E_OPE_XMIT_FAIL] = "xmit_fail",
+	[P4E_OPE_SEND_DONE] = "send_done",
+	[P4E_OPE_ACCEPTED] = "accepted",
+	[P4E_OPE_REWIND] = "rewind",
+	[P4E_OPE_RESPONSE] = "response",
+	[P4E_OPE_LINK_FAILED] = "link_failed",
+};
+
+const char *p4e_op_state_name(enum p4e_op_state state)
+{
+	return (unsigned)state < P4E_OPS_MAX ? p4e_op_state_names[state] :
+					       "invalid";
+}
+
+/* An event the state does not expect: a bug of ours, never input. */
+static __attribute__((noinline, cold)) int
+p4e_op_refuse(const struct p4e_op *op, enum p4e_op_event ev)
+{
+	p4u_warn(P4U_LOG_ENGINE,
+		 "initiator op seq %u to peer %u: %s refused in state %s",
+		 op->seq, op->peer ? op->peer->id : 0,
+		 (unsigned)ev < P4E_OPE_MAX ? p4e_op_event_names[ev] :
+					      "invalid",
+		 p4e_op_state_name(op->state));
+	assert(!"invalid initiator operation transition");
+	return -FI_EINVAL;
+}
+
+/*
+ * Whether the SEND event is still to come. It goes once: when a copy is
+ * first handed to the transport, at acceptance for an eager payload of
+ * the caller's, with the response for a rendezvous one.
+ */
+static bool p4e_op_send_owed(const struct p4e_op *op)
+{
+	switch (op->state) {
+	case P4E_OPS_QUEUED:
+		return true;
+	case P4E_OPS_SENT:
+	case P4E_OPS_REWOUND:
+		return !op->copied;
+	case P4E_OPS_WAIT_RESP:
+		return !op->copied && op->proto == P4W_PROTO_RDZV;
+	default:
+		return false;
+	}
+}
+
+/* What ends an operation that never got there. */
+static const struct p4w_resp p4e_op_undeliverable = {
+	.fail = P4E_NI_UNDELIVERABLE,
+	.list = P4E_PRIORITY_LIST,
+};
+
+/*
+ * The last events: the SEND still owed, then the ACK or REPLY (a reply's
+ * data is in place already). A rendezvous source is unexposed before its
+ * SEND says the buffer is free.
+ */
+static void p4e_op_last_events(struct p4e_op *op,
+			       const struct p4w_resp *r)
 {
 	struct p4e_ni *ni = op->ni;
 
-	if (op->flags &
-	    (P4E_OPF_WANT_ACCEPT | P4E_OPF_WANT_RESP | P4E_OPF_XMIT_BUSY))
-		return;
-	p4u_list_remove(&op->link);
+	if (p4e_ini_acked_type(op) && op->mem) {
+		p4t_mem_unexpose(ni->iface, op->mem);
+		op->mem = NULL;
+	}
+	if (p4e_op_send_owed(op))
+		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
+	if (p4e_ini_acked_type(op))
+		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
+	else
+		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
+			      P4E_EVENT_REPLY, r->fail, r->mlength, r->offset,
+			      r->list);
+}
+
+/* Back to the pool with everything the operation held. */
+static void p4e_op_release(struct p4e_op *op)
+{
+	struct p4e_ni *ni = op->ni;
+
 	if (op->mem)
 		p4t_mem_unexpose(ni->iface, op->mem);
 	if (op->bounce)
@@ -130,23 +258,110 @@ static void p4e_ini_maybe_free(struct p4e_op *op)
 	op->md->pending--;
 	if (op->get_md)
 		op->get_md->pending--;
+	op->state = P4E_OPS_FREE;
 	p4u_pool_free(&ni->ops, op);
 }
 
-/* Every event an operation still owes, with fail (link failure). */
-static void p4e_ini_fail(struct p4e_op *op, uint8_t fail)
+/* Its last event went: off its list, freed once the transport lets go. */
+static void p4e_op_end(struct p4e_op *op)
 {
-	p4e_ini_send_event(op, fail);
-	if (op->type == P4W_PUT || op->type == P4W_ATOMIC) {
-		p4e_ini_ack_event(op, fail, 0, 0, P4E_PRIORITY_LIST);
-	} else if (op->flags & P4E_OPF_WANT_RESP) {
-		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
-			      P4E_EVENT_REPLY, fail, 0, 0, P4E_PRIORITY_LIST);
-	}
-	op->flags &= ~(P4E_OPF_WANT_ACCEPT | P4E_OPF_WANT_RESP);
-	op->flags |= P4E_OPF_FAILED;
-	p4e_ini_maybe_free(op);
+	p4u_list_remove(&op->link);
+	if (op->xmit_refs)
+		op->state = P4E_OPS_DRAINING;
+	else
+		p4e_op_release(op);
 }
+
+static void p4e_op_move(struct p4e_op *op, struct p4u_list *list,
+			enum p4e_op_state state)
+{
+	p4u_list_remove(&op->link);
+	p4u_list_insert_tail(list, &op->link);
+	op->state = state;
+}
+
+/* Inlined here, where callers name the event: each keeps its case only
+ * (an 8-byte put steps three times). Other files call the copy. */
+__attribute__((always_inline)) inline int
+p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
+	    const struct p4w_resp *resp)
+{
+	struct p4e_npeer *np = op->peer;
+	enum p4e_op_state state = op->state;
+
+	switch (ev) {
+	case P4E_OPE_POST:
+		if (state != P4E_OPS_FREE)
+			break;
+		p4e_op_move(op, &np->tx_queue, P4E_OPS_QUEUED);
+		return 0;
+	case P4E_OPE_XMIT_OK:
+	case P4E_OPE_XMIT_QUEUED:
+		if (state != P4E_OPS_QUEUED && state != P4E_OPS_REWOUND)
+			break;
+		if (ev == P4E_OPE_XMIT_QUEUED)
+			op->xmit_refs++;
+		p4e_op_move(op, &np->tx_sent, P4E_OPS_SENT);
+		/* the copy is ours: the caller's buffer is free now */
+		if (op->copied && state == P4E_OPS_QUEUED)
+			p4e_ini_send_event(op, P4E_NI_OK);
+		return 0;
+	case P4E_OPE_XMIT_EAGAIN:
+		if (state != P4E_OPS_QUEUED && state != P4E_OPS_REWOUND)
+			break;
+		return 0;
+	case P4E_OPE_XMIT_FAIL:
+	case P4E_OPE_LINK_FAILED:
+		if (state == P4E_OPS_FREE || state == P4E_OPS_DRAINING ||
+		    (ev == P4E_OPE_XMIT_FAIL && state != P4E_OPS_QUEUED &&
+		     state != P4E_OPS_REWOUND))
+			break;
+		p4e_op_last_events(op, &p4e_op_undeliverable);
+		p4e_op_end(op);
+		return 0;
+	case P4E_OPE_SEND_DONE:
+		if (!op->xmit_refs || state == P4E_OPS_FREE)
+			break;
+		if (--op->xmit_refs == 0 && state == P4E_OPS_DRAINING)
+			p4e_op_release(op);
+		return 0;
+	case P4E_OPE_ACCEPTED:
+		if (state != P4E_OPS_SENT)
+			break;
+		if (op->proto != P4W_PROTO_RDZV) {
+			/* the payload is at the target: the buffer is free */
+			if (p4e_op_send_owed(op))
+				p4e_ini_send_event(op, P4E_NI_OK);
+			if (op->ack_req == P4E_ACK_ACCEPT &&
+			    p4e_ini_acked_type(op) && !op->want_resp)
+				p4e_ini_ack_event(op, P4E_NI_OK, op->length,
+						  op->remote_offset,
+						  P4E_PRIORITY_LIST);
+		}
+		if (op->want_resp)
+			p4e_op_move(op, &np->tx_wait, P4E_OPS_WAIT_RESP);
+		else
+			p4e_op_end(op);
+		return 0;
+	case P4E_OPE_REWIND:
+		if (state != P4E_OPS_SENT)
+			break;
+		p4e_op_move(op, &np->tx_queue, P4E_OPS_REWOUND);
+		return 0;
+	case P4E_OPE_RESPONSE:
+		if ((state != P4E_OPS_SENT && state != P4E_OPS_WAIT_RESP) ||
+		    !resp)
+			break;
+		p4e_op_last_events(op, resp);
+		p4e_op_end(op);
+		return 0;
+	default:
+		break;
+	}
+	return p4e_op_refuse(op, ev);
+}
+
+/* ---- what happened to operations ---------------------------------------- */
 
 void p4e_ini_fail_peer(struct p4e_npeer *np)
 {
@@ -155,43 +370,22 @@ void p4e_ini_fail_peer(struct p4e_npeer *np)
 	struct p4e_op *op, *tmp;
 	size_t i;
 
-	for (i = 0; i < P4U_ARRAY_SIZE(lists); i++) {
+	for (i = 0; i < P4U_ARRAY_SIZE(lists); i++)
 		p4u_list_foreach_entry_safe(lists[i], op, tmp, struct p4e_op,
-					    link) {
-			/* the transport has finished with our memory */
-			op->flags &= ~P4E_OPF_XMIT_BUSY;
-			p4e_ini_fail(op, P4E_NI_UNDELIVERABLE);
-		}
-	}
+					    link)
+			p4e_op_step(op, P4E_OPE_LINK_FAILED, NULL);
 }
 
 void p4e_ini_accepted(struct p4e_op *op)
 {
-	struct p4e_npeer *np = op->peer;
-
-	if (!(op->flags & P4E_OPF_WANT_ACCEPT))
-		return;
-	op->flags &= ~P4E_OPF_WANT_ACCEPT;
-	p4u_list_remove(&op->link);
-	if (op->proto != P4W_PROTO_RDZV) {
-		/* the payload is at the target: the buffer is free */
-		p4e_ini_send_event(op, P4E_NI_OK);
-		if (op->ack_req == P4E_ACK_ACCEPT &&
-		    (op->type == P4W_PUT || op->type == P4W_ATOMIC))
-			p4e_ini_ack_event(op, P4E_NI_OK, op->length,
-					  op->remote_offset, P4E_PRIORITY_LIST);
-	}
-	if (op->flags & P4E_OPF_WANT_RESP)
-		p4u_list_insert_tail(&np->tx_wait, &op->link);
-	p4e_ini_maybe_free(op);
+	p4e_op_step(op, P4E_OPE_ACCEPTED, NULL);
 }
 
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status)
 {
 	(void)ni;
 	(void)status;	/* a failed send fails its link: conn_failed follows */
-	op->flags &= ~P4E_OPF_XMIT_BUSY;
-	p4e_ini_maybe_free(op);
+	p4e_op_step(op, P4E_OPE_SEND_DONE, NULL);
 }
 
 void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)
@@ -216,7 +410,7 @@ static int p4e_ini_to_rdzv(struct p4e_op *op)
 	size_t cnt = 1;
 	int ret;
 
-	if (op->flags & P4E_OPF_COPIED) {
+	if (op->copied) {
 		iov[0].iov_base = op->bounce;
 		iov[0].iov_len = op->length;
 	} else {
@@ -233,7 +427,8 @@ static int p4e_ini_to_rdzv(struct p4e_op *op)
 	if (ret)
 		return ret;
 	op->proto = op->req.proto = P4W_PROTO_RDZV;
-	op->flags = (op->flags & ~P4E_OPF_TO_RDZV) | P4E_OPF_WANT_RESP;
+	op->to_rdzv = false;
+	op->want_resp = true;
 	op->ni->sr[P4E_SR_RESENT_AS_RDZV]++;
 	return 0;
 }
@@ -252,9 +447,9 @@ static bool p4e_ini_ack_now(const struct p4e_op *op)
 	if (p4u_pool_in_use(&ni->ops) * 2 > ni->ops.max_objs ||
 	    p4u_pool_in_use(&ni->bounces) * 2 > ni->bounces.max_objs)
 		return true;
-	if (op->proto == P4W_PROTO_RDZV || (op->flags & P4E_OPF_WANT_RESP))
+	if (op->proto == P4W_PROTO_RDZV || op->want_resp)
 		return false;
-	return !(op->flags & P4E_OPF_COPIED) || op->ack_req == P4E_ACK_ACCEPT;
+	return !op->copied || op->ack_req == P4E_ACK_ACCEPT;
 }
 
 static int p4e_ini_xmit(struct p4e_op *op)
@@ -279,13 +474,13 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	/*
 	 * A rendezvous put small enough goes with its data behind it: placed
 	 * at once if it matches. Decided before the conversion below: an
-	 * eager put the target had no room for (P4E_OPF_TO_RDZV) is still
+	 * eager put the target had no room for (op->to_rdzv) is still
 	 * eager here and does not offer; it would most likely sit unexpected
 	 * there.
 	 */
 	offer = op->proto == P4W_PROTO_RDZV && op->type == P4W_PUT &&
 		op->length <= ni->tattr.max_offer;
-	if (op->flags & P4E_OPF_TO_RDZV) {
+	if (op->to_rdzv) {
 		ret = p4e_ini_to_rdzv(op);
 		if (ret)
 			return ret;
@@ -299,7 +494,7 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		len += sizeof(struct p4w_cookie);
 	}
 	if (op->proto == P4W_PROTO_EAGER && op->type != P4W_GET) {
-		if (op->flags & P4E_OPF_COPIED) {
+		if (op->copied) {
 			iov[0].iov_base = op->bounce;
 			iov[0].iov_len = op->bounce_len;
 			cnt = op->bounce_len ? 1 : 0;
@@ -332,12 +527,7 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
 			       p4e_ctx_make(op, P4E_CTX_OP),
 			       p4e_fc_send_flags(np, true));
-	if (ret < 0)
-		return ret;
-	op->flags |= P4E_OPF_SENT;
-	if (ret == P4T_QUEUED)
-		op->flags |= P4E_OPF_XMIT_BUSY;
-	return 0;
+	return ret;	/* P4T_DONE, P4T_QUEUED or < 0 */
 }
 
 int p4e_ini_flush(struct p4e_npeer *np)
@@ -352,24 +542,22 @@ int p4e_ini_flush(struct p4e_npeer *np)
 		ret = p4u_list_empty(&np->deferred) ? p4e_ini_xmit(op) :
 						      -FI_EAGAIN;
 		if (ret == -FI_EAGAIN) {
+			p4e_op_step(op, P4E_OPE_XMIT_EAGAIN, NULL);
 			if (!p4u_list_node_linked(&np->flush_link))
 				p4u_list_insert_tail(&np->ni->flush,
 						     &np->flush_link);
 			return 0;
 		}
-		p4u_list_remove(&op->link);
-		if (ret) {
+		if (ret < 0) {
 			p4u_warn_sparse(P4U_LOG_ENGINE,
 					"send to peer %u failed: %d", np->id,
 					ret);
-			op->flags &= ~P4E_OPF_XMIT_BUSY;
-			p4e_ini_fail(op, P4E_NI_UNDELIVERABLE);
+			p4e_op_step(op, P4E_OPE_XMIT_FAIL, NULL);
 			continue;
 		}
-		p4u_list_insert_tail(&np->tx_sent, &op->link);
-		/* the copy is ours: the caller's buffer is free now */
-		if (op->flags & P4E_OPF_COPIED)
-			p4e_ini_send_event(op, P4E_NI_OK);
+		p4e_op_step(op, ret == P4T_QUEUED ? P4E_OPE_XMIT_QUEUED :
+						    P4E_OPE_XMIT_OK, NULL);
+		ret = 0;
 	}
 	p4u_list_remove(&np->flush_link);
 	return ret;
@@ -469,7 +657,7 @@ static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
 		       op->length);
 		op->bounce_len += op->length;
 	}
-	op->flags |= P4E_OPF_COPIED;
+	op->copied = true;
 	return 0;
 }
 
@@ -537,12 +725,10 @@ static void p4e_ini_fill(struct p4e_op *op, uint8_t type,
 	op->iovcnt = (uint32_t)x->iovcnt;
 	if (x->iovcnt)
 		memcpy(op->iov, x->iov, x->iovcnt * sizeof(*x->iov));
-	op->flags = P4E_OPF_WANT_ACCEPT;
-	if (type != P4W_PUT && type != P4W_ATOMIC)
-		op->flags |= P4E_OPF_WANT_RESP;
-	else if (op->ack_req != P4E_NO_ACK_REQ &&
-		 op->ack_req != P4E_ACK_ACCEPT)
-		op->flags |= P4E_OPF_WANT_RESP;
+	/* an ACCEPT ack rides on the cumulative acknowledgement */
+	op->want_resp = (type != P4W_PUT && type != P4W_ATOMIC) ||
+			(op->ack_req != P4E_NO_ACK_REQ &&
+			 op->ack_req != P4E_ACK_ACCEPT);
 }
 
 static void p4e_ini_fill_req(struct p4e_op *op)
@@ -598,13 +784,13 @@ int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 	}
 	/* a rendezvous always ends with the target's ACK */
 	if (op->proto == P4W_PROTO_RDZV)
-		op->flags |= P4E_OPF_WANT_RESP;
+		op->want_resp = true;
 	op->md->pending++;
 	if (op->get_md)
 		op->get_md->pending++;
 	p4e_ini_fill_req(op);
 	op->seq = np->tx_seq++;
-	p4u_list_insert_tail(&np->tx_queue, &op->link);
+	p4e_op_step(op, P4E_OPE_POST, NULL);
 	p4e_ini_flush(np);
 	return 0;
 }
@@ -641,37 +827,32 @@ int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 
 /* ---- responses ---------------------------------------------------------- */
 
-/*
- * The failure a SEND reports when a response ends the operation. SEND
- * says the buffer is free; what the target did is the ACK's or REPLY's
- * to report. Only a message that never got there fails its SEND, as a
- * copied payload's SEND (delivered at once) could not report more.
- */
-static uint8_t p4e_ini_send_fail(uint8_t fail)
+/* Pitfall 14: only a request the target has (SENT) or accepted
+ * (WAIT_RESP) is answered; one that expects no response gets one only to
+ * report a failure. */
+static bool p4e_ini_resp_expected(const struct p4e_op *op, uint8_t fail)
 {
-	return fail == P4E_NI_UNDELIVERABLE ? fail : P4E_NI_OK;
+	if (op->state != P4E_OPS_SENT && op->state != P4E_OPS_WAIT_RESP)
+		return false;
+	return op->want_resp || fail != P4E_NI_OK;
 }
 
-static int p4e_ini_reply(struct p4e_op *op, const struct p4w_resp_parts *rp)
+/* A REPLY's data into the local buffer, unless it was pushed there. */
+static int p4e_ini_reply_data(struct p4e_op *op,
+			      const struct p4w_resp_parts *rp)
 {
 	struct p4e_md *md = op->get_md ? op->get_md : op->md;
-	uint64_t mlength = rp->resp.mlength;
 	void *start = md->start;
 	uint32_t iovcnt = md->iovcnt;
 	uint64_t off = op->get_local_offset;
 
-	if (mlength > op->length)
+	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
 		return -FI_EBADMSG;
 	if (!op->get_md)
 		p4e_op_region(op, &start, &iovcnt, &off);
 	if (rp->resp.fail == P4E_NI_OK && !rp->resp.pushed)
-		p4e_region_copy_in(start, iovcnt, off, rp->data, mlength);
-	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
-		return -FI_EBADMSG;
-	/* a fetch also sent something of ours */
-	p4e_ini_send_event(op, p4e_ini_send_fail(rp->resp.fail));
-	p4e_ini_event(op, md, P4E_EVENT_REPLY, rp->resp.fail, mlength,
-		      rp->resp.offset, rp->resp.list);
+		p4e_region_copy_in(start, iovcnt, off, rp->data,
+				   rp->resp.mlength);
 	return 0;
 }
 
@@ -680,7 +861,7 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 {
 	struct p4w_resp_parts rp;
 	struct p4e_op *op;
-	bool want_reply;
+	uint32_t seq;
 	int ret;
 
 	ret = p4w_resp_parse(hdr, msg, &rp);
@@ -693,40 +874,26 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 		ni->sr[P4E_SR_DROP_COUNT]++;
 		return 0;
 	}
-	want_reply = op->type == P4W_GET || op->type == P4W_FETCH ||
-		     op->type == P4W_SWAP;
-	if (want_reply != (hdr->type == P4W_REPLY))
+	/* puts and atomics get ACKs, the others REPLYs */
+	if (p4e_ini_acked_type(op) == (hdr->type == P4W_REPLY))
 		return -FI_EBADMSG;
 	/* pitfall 14: a target never manipulates more than was sent */
 	if (rp.resp.mlength > op->length)
 		return -FI_EBADMSG;
-	if (!(op->flags & (P4E_OPF_WANT_RESP | P4E_OPF_WANT_ACCEPT)) ||
-	    (op->proto != P4W_PROTO_RDZV && !(op->flags & P4E_OPF_WANT_RESP) &&
-	     rp.resp.fail == P4E_NI_OK))
+	if (!p4e_ini_resp_expected(op, rp.resp.fail))
 		return -FI_EBADMSG;
 	if (hdr->type == P4W_REPLY) {
-		ret = p4e_ini_reply(op, &rp);
+		ret = p4e_ini_reply_data(op, &rp);
 		if (ret)
 			return ret;
-	} else {
-		if (op->mem) {
-			p4t_mem_unexpose(ni->iface, op->mem);
-			op->mem = NULL;
-		}
-		p4e_ini_send_event(op, p4e_ini_send_fail(rp.resp.fail));
-		p4e_ini_ack_event(op, rp.resp.fail, rp.resp.mlength,
-				  rp.resp.offset, rp.resp.list);
 	}
-	op->flags &= ~P4E_OPF_WANT_RESP;
+	seq = op->seq;
+	p4e_op_step(op, P4E_OPE_RESPONSE, &rp.resp);
 	/*
 	 * A response means the target processed this request and every
 	 * earlier one. Its events went first: a failed ACCEPT-acked op must
-	 * not be reported a success by the acceptance. The acceptance may
-	 * free op: look it up again.
+	 * not be reported a success by the acceptance.
 	 */
-	p4e_fc_tx_acked(np, op->seq + 1);
-	op = p4u_pool_lookup(&ni->ops, rp.resp.op_id);
-	if (op)
-		p4e_ini_maybe_free(op);
+	p4e_fc_tx_acked(np, seq + 1);
 	return 0;
 }

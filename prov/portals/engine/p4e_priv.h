@@ -8,7 +8,7 @@
  *   p4e_md.c    memory descriptors          p4e_me.c    append/unlink/search
  *   p4e_iov.c   region copies               p4e_ini.c   initiator side
  *   p4e_tgt.c   target side                 p4e_fc.c    sequence, acceptance,
- *                                                       flow control
+ *   p4e_tgt_op.c target operations                      flow control
  *
  * Nothing here is visible outside the engine (include/p4e.h is the API).
  * NI functions run under the NI's worker lock; the domain's state (CTs,
@@ -297,27 +297,53 @@ struct p4e_defer {
 	uint8_t data[];
 };
 
-/* Initiator operation states. */
-#define P4E_OPF_SENT		0x0001	/* handed to the transport once */
-#define P4E_OPF_XMIT_BUSY	0x0002	/* transport holds our memory */
-#define P4E_OPF_WANT_ACCEPT	0x0004	/* replay until accepted */
-#define P4E_OPF_WANT_RESP	0x0008	/* an ACK or REPLY will come */
-#define P4E_OPF_COPIED		0x0010	/* payload is in op->bounce */
-#define P4E_OPF_SEND_DONE	0x0020	/* SEND event delivered */
-#define P4E_OPF_ACK_DONE	0x0040	/* ACK event (or none) delivered */
-#define P4E_OPF_FAILED		0x0080
-#define P4E_OPF_TO_RDZV		0x0100	/* resend this eager put as rdzv */
+/*
+ * The life of an initiator operation (p4e_ini.c, docs/design.md §4.2,
+ * §7.1, §7.2): one state at a time, changed only by p4e_op_step(). The
+ * list an operation is on follows from its state.
+ */
+enum p4e_op_state {
+	P4E_OPS_FREE,		/* in the pool, or being prepared by a post */
+	P4E_OPS_QUEUED,		/* npeer->tx_queue: never sent yet */
+	P4E_OPS_SENT,		/* npeer->tx_sent: sent, not accepted yet */
+	P4E_OPS_REWOUND,	/* npeer->tx_queue: sent, nacked, goes again */
+	P4E_OPS_WAIT_RESP,	/* npeer->tx_wait: accepted, ACK or REPLY due */
+	P4E_OPS_DRAINING,	/* no list: over, the transport still holds
+				 * our memory (xmit_refs) */
+	P4E_OPS_MAX
+};
+
+/* What happens to an initiator operation: the inputs of p4e_op_step(). */
+enum p4e_op_event {
+	P4E_OPE_POST,		/* posted, its sequence number taken */
+	P4E_OPE_XMIT_OK,	/* the transport took it (P4T_DONE) */
+	P4E_OPE_XMIT_QUEUED,	/* took it, our memory until send_done */
+	P4E_OPE_XMIT_EAGAIN,	/* not now: link full, responses deferred */
+	P4E_OPE_XMIT_FAIL,	/* cannot be sent: fails UNDELIVERABLE */
+	P4E_OPE_SEND_DONE,	/* the transport let go of one send */
+	P4E_OPE_ACCEPTED,	/* a cumulative ack covers it */
+	P4E_OPE_REWIND,		/* NACK or RESUME: to be sent again */
+	P4E_OPE_RESPONSE,	/* its ACK or REPLY (what it says) */
+	P4E_OPE_LINK_FAILED,	/* its link failed: fails UNDELIVERABLE */
+	P4E_OPE_MAX
+};
 
 struct p4e_op {
-	struct p4u_list link;		/* npeer->tx_queue / tx_sent */
+	struct p4u_list link;		/* the list of its state */
 	struct p4e_ni *ni;
 	struct p4e_npeer *peer;
+	enum p4e_op_state state;	/* p4e_op_step() only */
 	uint8_t type;			/* enum p4w_type */
 	uint8_t ack_req;
 	uint8_t atomic_op;
 	uint8_t atomic_type;
 	uint8_t proto;
-	uint32_t flags;			/* P4E_OPF_* */
+	/* facts, not states: */
+	bool copied;			/* payload (+ compare) in op->bounce */
+	bool want_resp;			/* an ACK or REPLY will come */
+	bool to_rdzv;			/* resend an eager put as rendezvous */
+	uint16_t xmit_refs;		/* sends the transport holds our
+					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
 	uint32_t pt_index;
 	uint32_t target;		/* as the caller named it */
@@ -358,8 +384,31 @@ static inline void p4e_op_region(const struct p4e_op *op, void **start_p,
 	}
 }
 
+/*
+ * The life of a target operation (p4e_tgt_op.c, docs/design.md §4.2): one
+ * state at a time, changed only by p4e_tgt_step().
+ */
+enum p4e_tgt_state {
+	P4E_TGTS_FREE,		/* in the pool, or being filled */
+	P4E_TGTS_MATCHED,	/* accepted, entry reserved, nothing moving */
+	P4E_TGTS_PULLING,	/* a rendezvous put's data comes (p4t_pull) */
+	P4E_TGTS_PUSHING,	/* a get's reply data goes (p4t_push) */
+	P4E_TGTS_MAX
+};
+
+/* What happens to a target operation: the inputs of p4e_tgt_step(). */
+enum p4e_tgt_event {
+	P4E_TGTE_MATCH,		/* filled, accepted, its entry reserved */
+	P4E_TGTE_PULL,		/* a pull goes to the transport (p4t_pull) */
+	P4E_TGTE_PUSH,		/* a push goes to the transport (p4t_push) */
+	P4E_TGTE_DONE,		/* nothing (more) to move: ends with fail */
+	P4E_TGTE_RMA_DONE,	/* the pull or push ended (fail) */
+	P4E_TGTE_MAX
+};
+
 /* Target-side work that outlives one message (pulls, pushes). */
 struct p4e_tgt_op {
+	enum p4e_tgt_state state;	/* p4e_tgt_step() only */
 	struct p4e_ni *ni;
 	struct p4e_npeer *peer;
 	struct p4e_me *me;
@@ -515,12 +564,28 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 void p4e_ini_fail_peer(struct p4e_npeer *np);
 /* Acceptance reached op (cumulative ack). */
 void p4e_ini_accepted(struct p4e_op *op);
+/*
+ * The one transition function of an initiator operation: ev happened to
+ * op (resp: what a P4E_OPE_RESPONSE said, else NULL). Moves it between
+ * its peer's lists, delivers the SEND, ACK and REPLY events due and frees
+ * it when it is over. An event its state does not expect is a bug:
+ * logged, asserted in debug builds, refused (-FI_EINVAL, nothing
+ * changed). Wire input is checked before it gets here.
+ */
+int p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
+		const struct p4w_resp *resp);
+const char *p4e_op_state_name(enum p4e_op_state state);
 /* (Re)send queued ops of np while the transport takes them. */
 int p4e_ini_flush(struct p4e_npeer *np);
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status);
 void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status);
 
-/* p4e_tgt.c */
+/* p4e_tgt.c, p4e_tgt_op.c */
+/* Does a request of this type wait for a REPLY (with data or failure)? */
+static inline bool p4e_wants_reply(uint8_t type)
+{
+	return type == P4W_GET || type == P4W_FETCH || type == P4W_SWAP;
+}
 int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 		    const struct p4w_hdr *hdr, const void *msg);
 void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status);
@@ -531,9 +596,21 @@ int p4e_tgt_respond(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 int p4e_tgt_respond_ctx(struct p4e_ni *ni, struct p4e_npeer *np, uint8_t type,
 			const struct p4w_resp *resp, const struct iovec *iov,
 			size_t iovcnt, void *op_ctx);
+/* Pull a rendezvous' data into top's entry (top filled, entry reserved). */
 int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
 		       const struct p4w_cookie *src);
-void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail);
+/*
+ * The one transition function of a target operation: ev happened to top
+ * (fail: the P4E_NI_* outcome of P4E_TGTE_DONE and _RMA_DONE). Sends the
+ * ACK or REPLY due, delivers the entry's event and frees top when it is
+ * over. An event its state does not expect is a bug: logged, asserted in
+ * debug builds, refused (-FI_EINVAL, nothing changed).
+ */
+int p4e_tgt_step(struct p4e_tgt_op *top, enum p4e_tgt_event ev, uint8_t fail);
+const char *p4e_tgt_state_name(enum p4e_tgt_state state);
+/* The entry's event of top's operation, ending with fail (P4E_NI_*). */
+void p4e_tgt_event_fill(const struct p4e_tgt_op *top, struct p4e_event *ev,
+			uint8_t fail);
 void p4e_tgt_fail_peer(struct p4e_npeer *np);
 /* An unexpected header is dropped unused: end its rendezvous. */
 void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh);

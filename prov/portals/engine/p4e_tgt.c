@@ -1,7 +1,6 @@
 /*
  * p4e_tgt.c - the target side: what happens to an incoming put, get,
- * atomic, fetch-atomic or swap (../shared/reference/portals4-semantics.md,
- * "Matching a put/get/atomic at the target"):
+ * atomic, fetch-atomic or swap (docs/design.md §4.2, §6, §7.2):
  *
  *   sequence check -> PT -> priority list -> overflow list -> no match
  *        |               |                |               |
@@ -10,12 +9,14 @@
  *     (stale:        deliver          deliver +
  *      dropped)                       unexpected header
  *
- * A rejected operation changes nothing but the status registers (pitfall
+ * A rejected operation changes nothing but the status registers (rule
  * 2). Work that outlives the message (a rendezvous pull, a pushed get
- * reply) lives in a struct p4e_tgt_op until the transport reports it done;
- * the events come after the work (pitfall 5).
+ * reply) is a struct p4e_tgt_op: its state machine is p4e_tgt_op.c.
  */
 #include <config.h>
+
+#include <assert.h>
+#include <inttypes.h>
 
 #include "p4e_priv.h"
 #include "p4e_atomic.h"
@@ -36,11 +37,6 @@ static const uint8_t p4e_tgt_event[] = {
 	[P4W_FETCH] = P4E_EVENT_FETCH_ATOMIC,
 	[P4W_SWAP] = P4E_EVENT_FETCH_ATOMIC,
 };
-
-static bool p4e_tgt_wants_reply(uint8_t type)
-{
-	return type == P4W_GET || type == P4W_FETCH || type == P4W_SWAP;
-}
 
 /* ---- responses -------------------------------------------------------- */
 
@@ -96,7 +92,7 @@ static void p4e_tgt_reject(struct p4e_tgt_msg *m, uint8_t fail)
 
 	/* the response goes before the acceptance is stamped on anything,
 	 * so the initiator sees the failure before the cumulative ack */
-	if (p4e_tgt_wants_reply(m->hdr->type))
+	if (p4e_wants_reply(m->hdr->type))
 		p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, NULL, 0);
 	else if (req->ack_req != P4E_NO_ACK_REQ ||
 		 req->proto == P4W_PROTO_RDZV)
@@ -205,25 +201,6 @@ void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh)
 
 /* ---- delivery ------------------------------------------------------------- */
 
-static void p4e_tgt_event_fill(const struct p4e_tgt_op *top,
-			       struct p4e_event *ev, uint8_t fail)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->type = top->event_type;
-	ev->ni_fail_type = fail;
-	ev->initiator = p4e_ni_event_id(top->ni, top->initiator);
-	ev->uid = top->uid;
-	ev->start = top->start;
-	ev->match_bits = top->match_bits;
-	ev->rlength = top->rlength;
-	ev->mlength = fail == P4E_NI_OK ? top->mlength : 0;
-	ev->remote_offset = top->remote_offset;
-	ev->hdr_data = top->hdr_data;
-	ev->atomic_op = top->atomic_op;
-	ev->atomic_type = top->atomic_type;
-	ev->flags = top->ev_flags;
-}
-
 static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 				struct p4e_me *me, uint64_t offset,
 				uint64_t mlength)
@@ -254,92 +231,6 @@ static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 	/* pitfall 4: an offset past the entry has no address (mlength 0) */
 	top->start = offset <= me->length ?
 		     p4e_region_addr(me->start, me->iovcnt, offset) : NULL;
-}
-
-int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
-		       const struct p4w_cookie *src)
-{
-	struct iovec iov[P4E_IOV_MAX];
-	size_t cnt;
-	int ret;
-
-	if (!top->mlength) {
-		p4e_tgt_finish(ni, top, P4E_NI_OK);
-		return 0;
-	}
-	if (!top->peer || !top->peer->conn) {
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-		return 0;
-	}
-	cnt = p4e_region_iov(top->me->start, top->me->iovcnt, top->offset,
-			     top->mlength, iov, P4E_IOV_MAX);
-	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
-		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
-	if (!ret)
-		p4e_fc_pull_started(top->peer);	/* acks wait for the stream */
-	if (ret) {
-		p4u_warn_sparse(P4U_LOG_ENGINE, "pull from peer %u failed: %d",
-				top->initiator, ret);
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-	}
-	return 0;
-}
-
-void p4e_tgt_finish(struct p4e_ni *ni, struct p4e_tgt_op *top, uint8_t fail)
-{
-	struct p4e_npeer *np = top->peer;
-	struct p4e_me *me = top->me;
-	struct p4e_event ev;
-	struct p4w_resp resp = {
-		.op_id = top->op_id,
-		.mlength = fail == P4E_NI_OK ? top->mlength : 0,
-		.offset = top->offset,
-		.fail = fail,
-		.list = top->list,
-	};
-
-	p4e_tgt_event_fill(top, &ev, fail);
-	if (top->type == P4W_PUT) {
-		/* rendezvous: the data is in place (or failed) */
-		if (top->uh) {
-			p4e_uh_free(ni, top->uh);
-			top->uh = NULL;
-		}
-		if (np && np->conn)
-			p4e_tgt_respond(ni, np, P4W_ACK, &resp, NULL, 0);
-	} else if (p4e_tgt_wants_reply(top->type) && fail != P4E_NI_OK &&
-		   np && np->conn) {
-		p4e_tgt_respond(ni, np, P4W_REPLY, &resp, NULL, 0);
-	}
-	p4e_me_emit(me, &ev);
-	if (top->filling_uh)	/* after the overflow entry's own event */
-		p4e_uh_filled(ni, top->filling_uh, fail);
-	p4u_pool_free(&ni->tops, top);
-	p4e_me_use_done(me);
-}
-
-void p4e_tgt_rma_done(struct p4e_ni *ni, struct p4e_tgt_op *top, int status)
-{
-	struct p4w_resp resp;
-
-	/* a pull (puts: rendezvous; a get's reply is pushed) ended */
-	if (top->type == P4W_PUT && top->peer)
-		p4e_fc_pull_ended(top->peer);
-	if (status) {
-		p4e_tgt_finish(ni, top, P4E_NI_UNDELIVERABLE);
-		return;
-	}
-	if (top->type == P4W_GET && top->peer && top->peer->conn) {
-		/* the pushed data is in place: now the reply header */
-		memset(&resp, 0, sizeof(resp));
-		resp.op_id = top->op_id;
-		resp.mlength = top->mlength;
-		resp.offset = top->offset;
-		resp.list = top->list;
-		resp.pushed = 1;
-		p4e_tgt_respond(ni, top->peer, P4W_REPLY, &resp, NULL, 0);
-	}
-	p4e_tgt_finish(ni, top, P4E_NI_OK);
 }
 
 /* Atomics need the target bytes (len > 0) in one piece. */
@@ -431,18 +322,21 @@ static int p4e_tgt_get(struct p4e_tgt_msg *m, struct p4e_me *me,
 		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
 	me->pending++;
 	p4e_me_used(me, mlength, req->rlength);
+	p4e_tgt_step(top, P4E_TGTE_MATCH, P4E_NI_OK);
 	cnt = p4e_region_iov(me->start, me->iovcnt, offset, mlength, iov,
 			     P4E_IOV_MAX);
 	if (m->parts.has_dst && mlength) {
+		p4e_tgt_step(top, P4E_TGTE_PUSH, P4E_NI_OK);
 		ret = p4t_push(m->ni->iface, m->np->conn, iov, cnt, mlength,
 			       &m->parts.dst, 0,
 			       p4e_ctx_make(top, P4E_CTX_TOP));
 		if (ret)
-			p4e_tgt_finish(m->ni, top, P4E_NI_UNDELIVERABLE);
+			p4e_tgt_step(top, P4E_TGTE_RMA_DONE,
+				     P4E_NI_UNDELIVERABLE);
 		return 0;
 	}
 	p4e_tgt_respond(m->ni, m->np, P4W_REPLY, &resp, iov, cnt);
-	p4e_tgt_finish(m->ni, top, P4E_NI_OK);
+	p4e_tgt_step(top, P4E_TGTE_DONE, P4E_NI_OK);
 	return 0;
 }
 
