@@ -1,8 +1,9 @@
 /*
  * p4t_tcp.c - the TCP transport's iface (behaviour: p4t_tcp.h): deferred
  * events, sockets (options, epoll registration, close), accept and
- * handshake deadlines, progress (which sockets to look at, and when), the
- * listening socket, open and close, the ops table and the test hooks.
+ * handshake deadlines (timers on the owner's queue), progress (which
+ * sockets to look at, and when), the listening socket, open and close,
+ * the ops table and the test hooks.
  *
  * Not here: addresses (p4t_tcp_addr.c), messages to the iface itself
  * (p4t_tcp_self.c), the handshake (p4t_tcp_hs.c) and the send path of
@@ -23,13 +24,11 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
-#include "p4u_time.h"
 
 /* ---- wake-ups and events ----------------------------------------------------- */
 
@@ -170,46 +169,78 @@ int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events)
 	return 0;
 }
 
-/* Closed now, freed by reap (this round's epoll results may name it). */
+/*
+ * Closed now, freed by reap (this round's epoll results may name it); its
+ * deadline goes with it. A link whose attempt this was is timed by its
+ * own deadline again while it keeps connecting (p4t_tcp_conn_wait_peer).
+ */
 void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
 {
+	struct p4t_tcp_conn *conn = sock->conn;
+
 	if (sock->state == P4T_TCP_SOCK_DEAD)
 		return;
+	p4u_timer_cancel(sock->iface->timers, &sock->timer);
 	if (sock->fd >= 0)
 		close(sock->fd);
 	sock->fd = -1;
 	sock->state = P4T_TCP_SOCK_DEAD;
-	if (sock->conn && sock->conn->sock == sock)
-		sock->conn->sock = NULL;
 	sock->conn = NULL;
 	p4u_list_remove(&sock->node);
 	p4u_list_insert_tail(&sock->iface->dead_socks, &sock->node);
-	p4t_tcp_timer_update(sock->iface);
+	if (conn && conn->sock == sock) {
+		conn->sock = NULL;
+		if (conn->state == P4T_TCP_CONN_CONNECTING)
+			p4t_tcp_conn_wait_peer(conn);
+	}
 }
 
+/* Arm timer ms milliseconds after from_ns on the owner's queue. */
+void p4t_tcp_timer_arm_ms(struct p4t_tcp_iface *iface, struct p4u_timer *timer,
+			  uint64_t from_ns, uint64_t ms)
+{
+	p4u_timer_arm(iface->timers, timer, from_ns + ms * 1000000ull);
+}
+
+/*
+ * A handshaking socket's deadline passed: an outgoing one fails its link
+ * (no HELLO_ACK within the peer timeout, or the connect itself hung), an
+ * accepted one that sent no HELLO is closed. Runs from the owner's timer
+ * queue, outside progress: what it fails is reported by the next
+ * progress call, as every failure is.
+ */
+static void p4t_tcp_sock_expired(struct p4u_timer *timer, uint64_t now_ns)
+{
+	struct p4t_tcp_sock *sock = container_of(timer, struct p4t_tcp_sock,
+						 timer);
+
+	(void)now_ns;
+	if (sock->conn)
+		p4t_tcp_conn_fail(sock->conn, -FI_ETIMEDOUT);
+	if (sock->state != P4T_TCP_SOCK_DEAD)
+		p4t_tcp_sock_reject(sock, -FI_ETIMEDOUT, "no hello in time");
+}
+
+/* A socket of iface, not yet on any list; NULL without memory. */
+struct p4t_tcp_sock *p4t_tcp_sock_new(struct p4t_tcp_iface *iface, int fd)
+{
+	struct p4t_tcp_sock *sock = calloc(1, sizeof(*sock));
+
+	if (!sock)
+		return NULL;
+	sock->iface = iface;
+	sock->fd = fd;
+	p4u_list_node_init(&sock->node);
+	p4u_timer_init(&sock->timer, p4t_tcp_sock_expired);
+	return sock;
+}
+
+/* Handshaking from now on: closed (or its link failed) in timeout_ms. */
 void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms)
 {
-	sock->deadline_ms = p4u_time_ms() + timeout_ms;
 	p4u_list_insert_tail(&sock->iface->pending, &sock->node);
-	p4t_tcp_timer_update(sock->iface);
-}
-
-/* A tick while anything waits for a deadline, so blocked waiters wake. */
-void p4t_tcp_timer_update(struct p4t_tcp_iface *iface)
-{
-	bool want = !p4u_list_empty(&iface->pending) || iface->nconnecting;
-	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-
-	if (want == iface->timer_armed || iface->closing)
-		return;
-	if (want) {
-		its.it_interval.tv_nsec = P4T_TCP_TICK_MS * 1000000L;
-		its.it_value = its.it_interval;
-	}
-	if (timerfd_settime(iface->tfd, 0, &its, NULL))
-		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd: %s",
-				fi_strerror(errno));
-	iface->timer_armed = want;
+	p4t_tcp_timer_arm_ms(sock->iface, &sock->timer, p4u_time_ns(),
+			     timeout_ms);
 }
 
 void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
@@ -279,70 +310,18 @@ static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
 						fi_strerror(errno));
 			return;
 		}
-		sock = calloc(1, sizeof(*sock));
+		sock = p4t_tcp_sock_new(iface, fd);
 		if (!sock) {
 			close(fd);
 			return;
 		}
-		sock->iface = iface;
-		sock->fd = fd;
 		sock->state = P4T_TCP_SOCK_HELLO_WAIT;
-		p4u_list_node_init(&sock->node);
 		(void)p4t_tcp_sock_setup(iface, fd);
 		iface->stats.accepts++;
 		p4t_tcp_pending_add(sock, P4U_MIN((uint64_t)P4T_TCP_HELLO_TIMEOUT_MS,
 						  iface->peer_timeout_ms));
 		if (p4t_tcp_sock_watch(sock, EPOLLIN))
 			p4t_tcp_sock_close(sock);
-	}
-}
-
-/* Connect, or after a refusal, connect again (or wait and retry). */
-static void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn)
-{
-	int ret = p4t_tcp_conn_connect(conn);
-
-	if (!ret || (ret == -ECONNREFUSED && p4t_tcp_conn_retry_later(conn)))
-		return;
-	/* reported from progress, as on a network */
-	p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ? -FI_ECONNREFUSED : ret);
-}
-
-/* Sockets and links that waited too long for their handshake. */
-static void p4t_tcp_deadlines(struct p4t_tcp_iface *iface)
-{
-	struct p4t_tcp_sock *sock, *stmp;
-	struct p4t_tcp_conn *conn, *ctmp;
-	uint64_t now = p4u_time_ms();
-
-	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
-				    struct p4t_tcp_sock, node) {
-		if (now < sock->deadline_ms)
-			continue;
-		if (sock->conn)
-			p4t_tcp_conn_fail(sock->conn, -FI_ETIMEDOUT);
-		else
-			p4t_tcp_sock_reject(sock, -FI_ETIMEDOUT,
-					    "no hello in time");
-		return;	/* the walk may have lost its next: next tick */
-	}
-	if (!iface->nconnecting)
-		return;
-	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
-				    struct p4t_tcp_conn, node) {
-		if (conn->state != P4T_TCP_CONN_CONNECTING || conn->sock)
-			continue;
-		if (conn->retry_ms && now >= conn->retry_ms &&
-		    now < conn->deadline_ms) {
-			conn->retry_ms = 0;
-			p4t_tcp_conn_reconnect(conn);
-			return;
-		}
-		if (now >= conn->deadline_ms) {
-			p4t_tcp_conn_fail(conn, conn->retry_ms ?
-					  -FI_ECONNREFUSED : -FI_ETIMEDOUT);
-			return;
-		}
 	}
 }
 
@@ -353,16 +332,9 @@ static int p4t_tcp_sock_event(struct p4t_tcp_iface *iface, void *tag,
 			      uint32_t events, int budget)
 {
 	struct p4t_tcp_sock *sock;
-	uint64_t val;
 
 	if (tag == &iface->listen_fd) {
 		p4t_tcp_accept(iface);
-		return 0;
-	}
-	if (tag == &iface->tfd) {
-		if (read(iface->tfd, &val, sizeof(val)) < 0 && errno != EAGAIN)
-			p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd read");
-		p4t_tcp_deadlines(iface);
 		return 0;
 	}
 	if (tag == &iface->efd)
@@ -439,7 +411,7 @@ static int p4t_tcp_poll_links(struct p4t_tcp_iface *iface,
 /*
  * Few links: read each directly (a recv that finds nothing costs less
  * than epoll_wait plus a recv that finds something), epoll now and then
- * for the listener, timers, handshakes and wake-ups. Many links: only
+ * for the listener, handshakes and wake-ups. Many links: only
  * what epoll reports.
  *
  * A link whose last recv found nothing is left to poll until it has
@@ -640,9 +612,7 @@ static int p4t_tcp_fds_open(struct p4t_tcp_iface *iface,
 
 	iface->epfd = epoll_create1(EPOLL_CLOEXEC);
 	iface->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	iface->tfd = timerfd_create(CLOCK_MONOTONIC,
-				    TFD_NONBLOCK | TFD_CLOEXEC);
-	if (iface->epfd < 0 || iface->efd < 0 || iface->tfd < 0)
+	if (iface->epfd < 0 || iface->efd < 0)
 		return -errno;
 	ret = p4t_tcp_listen(iface, cfg);
 	if (!ret)
@@ -650,8 +620,6 @@ static int p4t_tcp_fds_open(struct p4t_tcp_iface *iface,
 					&iface->listen_fd);
 	if (!ret)
 		ret = p4t_tcp_epoll_add(iface, iface->efd, &iface->efd);
-	if (!ret)
-		ret = p4t_tcp_epoll_add(iface, iface->tfd, &iface->tfd);
 	return ret;
 }
 
@@ -679,8 +647,6 @@ static void p4t_tcp_iface_free(struct p4t_tcp_iface *iface)
 {
 	if (iface->listen_fd >= 0)
 		close(iface->listen_fd);
-	if (iface->tfd >= 0)
-		close(iface->tfd);
 	if (iface->efd >= 0)
 		close(iface->efd);
 	if (iface->epfd >= 0)
@@ -699,7 +665,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			       const struct p4t_iface_config *cfg)
 {
 	iface->base.ops = &p4t_tcp_ops;
-	iface->listen_fd = iface->epfd = iface->efd = iface->tfd = -1;
+	iface->listen_fd = iface->epfd = iface->efd = -1;
 	iface->auth_key = cfg->auth_key;
 	iface->upcalls = cfg->upcalls;
 	iface->upcall_ctx = cfg->upcall_ctx;
@@ -904,7 +870,6 @@ int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
 		if (!conn)
 			return -FI_ENOMEM;
 		p4t_tcp_conn_reconnect(conn);
-		p4t_tcp_timer_update(iface);
 	}
 	conn->known = true;
 	*conn_p = &conn->base;

@@ -75,8 +75,25 @@
  * keepalive (idle = peer_timeout / 2, interval = peer_timeout / 6, 3
  * probes, whole seconds, at least 1 s each), bounded by the user timeout:
  * detection takes peer_timeout_ms plus up to one probe interval, and never
- * less than ~2 s on an idle link. A socket that sends no valid HELLO
- * within P4T_TCP_HELLO_TIMEOUT_MS is closed.
+ * less than ~2 s on an idle link.
+ *
+ * Deadlines: timers on the owner's queue (cfg.timers), one per object
+ * timed, each firing at its own time when the owner runs the queue (the
+ * engine's worker, before it progresses; tests run it in their pump), so
+ * any number of them fire in one run and none waits for a tick. An
+ * accepted socket that sends no valid HELLO within
+ * min(P4T_TCP_HELLO_TIMEOUT_MS, peer_timeout_ms) of its accept is closed.
+ * An outgoing attempt has peer_timeout_ms from its connect() to the
+ * HELLO_ACK, else its link fails with -FI_ETIMEDOUT. A connect refused by
+ * the peer's host is tried again after a pause (P4T_TCP_RETRY_MIN_MS,
+ * doubling up to P4T_TCP_RETRY_MAX_MS) as long as the retry comes before
+ * peer_timeout_ms after conn_get, else the link fails with
+ * -FI_ECONNREFUSED at that refusal; a link waiting for the peer's socket
+ * after a collision fails with -FI_ETIMEDOUT peer_timeout_ms after the
+ * BYE. Timers go with what they time (socket closed, link up, failed or
+ * closed, iface closed). A failure a timer causes is reported, like
+ * every failure, by the next progress call (the iface's wait fd is
+ * readable then).
  *
  * Progress: events first (completions, failures), then the self queue,
  * then sockets. Up to P4T_TCP_DIRECT_LINKS established links are polled
@@ -86,8 +103,9 @@
  * (which takes no socket lock) instead. With more links only the
  * sockets epoll reports are touched. The wait fd is the iface's epoll fd:
  * readable when any socket is readable (or writable with data queued),
- * when completions, self messages or staged messages are waiting, or
- * while handshakes run (a 100 ms tick checks their deadlines).
+ * or when completions, self messages or staged messages are waiting. It
+ * holds nothing for deadlines: who sleeps on it also waits for the
+ * owner's earliest deadline (the worker's timerfd).
  */
 #ifndef P4T_TCP_H
 #define P4T_TCP_H
@@ -102,6 +120,10 @@
 #define P4T_TCP_MAX_MSG		((size_t)8 << 20)	/* largest message */
 #define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
 #define P4T_TCP_HELLO_TIMEOUT_MS 5000u
+/* A refused connect is tried again after a pause doubling from MIN to
+ * MAX, while the retry still comes before the link's deadline. */
+#define P4T_TCP_RETRY_MIN_MS	20
+#define P4T_TCP_RETRY_MAX_MS	1000
 
 /* Counters of one iface since it was opened. */
 struct p4t_tcp_stats {

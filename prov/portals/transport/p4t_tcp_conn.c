@@ -1,7 +1,8 @@
 /*
  * p4t_tcp_conn.c - TCP links: creation and lookup, the outgoing connect
- * (retried while refused), the send path (direct sendmsg, then the write
- * queue flushed by one sendmsg of many iovecs), failures and conn_close.
+ * (retried while refused) and the link's deadlines, the send path (direct
+ * sendmsg, then the write queue flushed by one sendmsg of many iovecs),
+ * failures and conn_close.
  *
  * Not here: sockets, accept and deadlines (p4t_tcp.c), the handshake
  * (p4t_tcp_hs.c), the receive path and what chunks mean (p4t_tcp_rma.c).
@@ -23,7 +24,6 @@
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
-#include "p4u_time.h"
 
 /* ---- iovec helpers --------------------------------------------------------- */
 
@@ -116,6 +116,47 @@ struct p4t_tcp_conn *p4t_tcp_conn_find(struct p4t_tcp_iface *iface,
 	return NULL;
 }
 
+/*
+ * A connecting link's own deadline passed with no attempt of ours in
+ * flight: the peer we wait for after a collision never connected, or
+ * (refused, a retry still pending) the time for retries ran out.
+ */
+static void p4t_tcp_conn_expired(struct p4u_timer *timer, uint64_t now_ns)
+{
+	struct p4t_tcp_conn *conn = container_of(timer, struct p4t_tcp_conn,
+						 deadline_timer);
+
+	(void)now_ns;
+	p4t_tcp_conn_fail(conn, p4u_timer_armed(&conn->retry_timer) ?
+			  -FI_ECONNREFUSED : -FI_ETIMEDOUT);
+}
+
+/* The pause after a refusal is over: connect again. */
+static void p4t_tcp_conn_retry(struct p4u_timer *timer, uint64_t now_ns)
+{
+	(void)now_ns;
+	p4t_tcp_conn_reconnect(container_of(timer, struct p4t_tcp_conn,
+					    retry_timer));
+}
+
+/* Stop timing conn: it is up, failed or closed. */
+static void p4t_tcp_conn_timers_cancel(struct p4t_tcp_conn *conn)
+{
+	p4u_timer_cancel(conn->iface->timers, &conn->deadline_timer);
+	p4u_timer_cancel(conn->iface->timers, &conn->retry_timer);
+}
+
+/*
+ * A connecting link with no attempt in flight waits for its own deadline
+ * (set at creation or by a collision): a retry, or the peer's socket, has
+ * to make it before.
+ */
+void p4t_tcp_conn_wait_peer(struct p4t_tcp_conn *conn)
+{
+	p4u_timer_arm(conn->iface->timers, &conn->deadline_timer,
+		      conn->deadline_ns);
+}
+
 struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 					 const struct sockaddr_storage *ss,
 					 socklen_t len)
@@ -128,7 +169,11 @@ struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 	conn->addr = *ss;
 	conn->addrlen = len;
 	conn->state = P4T_TCP_CONN_CONNECTING;
-	conn->deadline_ms = p4u_time_ms() + iface->peer_timeout_ms;
+	conn->deadline_ns = p4u_time_ns() +
+			    iface->peer_timeout_ms * 1000000ull;
+	p4u_timer_init(&conn->deadline_timer, p4t_tcp_conn_expired);
+	p4u_timer_init(&conn->retry_timer, p4t_tcp_conn_retry);
+	p4t_tcp_conn_wait_peer(conn);
 	p4u_list_init(&conn->txq);
 	p4u_list_init(&conn->pulls);
 	p4u_list_node_init(&conn->active);
@@ -156,17 +201,14 @@ int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
 		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	sock = calloc(1, sizeof(*sock));
+	sock = p4t_tcp_sock_new(iface, fd);
 	if (!sock) {
 		close(fd);
 		return -FI_ENOMEM;
 	}
-	sock->iface = iface;
-	sock->fd = fd;
 	sock->outgoing = true;
 	sock->conn = conn;
 	sock->state = P4T_TCP_SOCK_CONNECTING;
-	p4u_list_node_init(&sock->node);
 	(void)p4t_tcp_sock_setup(iface, fd);
 	if (connect(fd, (struct sockaddr *)&conn->addr, conn->addrlen) &&
 	    errno != EINPROGRESS) {
@@ -183,10 +225,23 @@ int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
 		free(sock);
 		return ret;
 	}
+	/* the attempt has the peer timeout to connect and be answered */
 	p4t_tcp_pending_add(sock, iface->peer_timeout_ms);
 	conn->sock = sock;
+	p4u_timer_cancel(iface->timers, &conn->deadline_timer);
 	iface->stats.connects++;
 	return 0;
+}
+
+/* Connect, or after a refusal, connect again (or wait and retry). */
+void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn)
+{
+	int ret = p4t_tcp_conn_connect(conn);
+
+	if (!ret || (ret == -ECONNREFUSED && p4t_tcp_conn_retry_later(conn)))
+		return;
+	/* reported from progress, as on a network */
+	p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ? -FI_ECONNREFUSED : ret);
 }
 
 /*
@@ -194,22 +249,23 @@ int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
  * yet (jobs start in any order, and tcp;ofi_rxm and net wait for it too).
  * Failing the link would fail what was queued for it, and an eager send
  * copied out already reported success: the message would be lost. So the
- * link stays CONNECTING and p4t_tcp_deadlines connects again after a
+ * link stays CONNECTING and its retry timer connects again after a
  * pause, till the peer timeout; false when that has run out.
  */
 bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn)
 {
-	uint64_t now = p4u_time_ms();
+	uint64_t now = p4u_time_ns();
 
 	conn->backoff_ms = conn->backoff_ms ?
 		P4U_MIN(conn->backoff_ms * 2, (uint32_t)P4T_TCP_RETRY_MAX_MS) :
 		P4T_TCP_RETRY_MIN_MS;
-	if (now + conn->backoff_ms >= conn->deadline_ms)
+	if (now + conn->backoff_ms * 1000000ull >= conn->deadline_ns)
 		return false;
+	/* the link's deadline, after the retry, times it again from here */
 	if (conn->sock)
 		p4t_tcp_sock_close(conn->sock);
-	conn->retry_ms = now + conn->backoff_ms;
-	p4t_tcp_timer_update(conn->iface);
+	p4t_tcp_timer_arm_ms(conn->iface, &conn->retry_timer, now,
+			     conn->backoff_ms);
 	return true;
 }
 
@@ -226,17 +282,19 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
 	if (conn->sock && conn->sock != sock)
 		p4t_tcp_sock_close(conn->sock);
 	p4u_list_remove(&sock->node);
+	p4u_timer_cancel(iface->timers, &sock->timer);
 	sock->state = P4T_TCP_SOCK_ESTABLISHED;
 	sock->conn = conn;
 	conn->sock = sock;
 	conn->state = P4T_TCP_CONN_ESTABLISHED;
+	/* a retry may still be pending: the peer's own socket got here */
+	p4t_tcp_conn_timers_cancel(conn);
 	conn->wblocked = false;
 	iface->nconnecting--;
 	iface->nestablished++;
 	p4u_list_insert_tail(&iface->established, &conn->active);
 	iface->stats.handshakes++;
 	p4t_tcp_conn_want_out(conn);
-	p4t_tcp_timer_update(iface);
 	return 0;
 }
 
@@ -893,6 +951,7 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 	if (conn->sock)
 		p4t_tcp_sock_close(conn->sock);
 	conn->sock = NULL;
+	p4t_tcp_conn_timers_cancel(conn);
 	free(conn->rx.big);
 	conn->rx.big = NULL;
 	conn->rx.pull = NULL;
@@ -905,7 +964,6 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 	p4t_tcp_conn_abort_pulls(conn);
 	p4t_tcp_mem_forget_conn(conn);
 	iface->stats.links--;
-	p4t_tcp_timer_update(iface);
 }
 
 /* The link fails: its operations complete with errors, then conn_failed. */
@@ -928,6 +986,9 @@ void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status)
 
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn)
 {
+	/* not armed past conn_down; the self link never armed them */
+	if (!conn->self)
+		p4t_tcp_conn_timers_cancel(conn);
 	free(conn->rx.buf);
 	free(conn->rx.big);
 	free(conn);

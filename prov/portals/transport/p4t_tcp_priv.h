@@ -22,9 +22,10 @@
  *   upcall on it runs, never while epoll results may still name it).
  * - struct p4t_tcp_sock: one TCP socket. Pending sockets (connecting,
  *   handshaking, accepted and waiting for HELLO) are on iface->pending
- *   with a deadline; an established one belongs to its link. Closed
- *   sockets also go to the dead list first (epoll results of the current
- *   round may point at them).
+ *   with their handshake deadline armed on the owner's timer queue; an
+ *   established one belongs to its link. Closed sockets also go to the
+ *   dead list first (epoll results of the current round may point at
+ *   them); their timer is cancelled when they close.
  * - struct p4t_tcp_tx: a queued message or chunk on conn->txq (pooled).
  * - struct p4t_tcp_rma: a pull (puller side), a stream of PULL_DATA
  *   chunks (owner side) or a push (pooled; a pull's handle is its id).
@@ -54,6 +55,8 @@
 #include "p4u_list.h"
 #include "p4u_log.h"
 #include "p4u_pool.h"
+#include "p4u_time.h"
+#include "p4u_timer.h"
 
 #define P4T_TCP_HDR_LEN		sizeof(struct p4w_hdr)
 #define P4T_TCP_HELLO_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_hello))
@@ -73,11 +76,6 @@
 #define P4T_TCP_DIRECT_LINKS	8	/* up to this many: poll each link */
 #define P4T_TCP_EPOLL_EVERY	8	/* ... and epoll every n-th call */
 #define P4T_TCP_EPOLL_EVENTS	64
-#define P4T_TCP_TICK_MS		100	/* deadline timer while handshaking */
-/* A refused connect is tried again after a pause growing between these,
- * till the peer timeout (p4t_tcp_conn_retry_later). */
-#define P4T_TCP_RETRY_MIN_MS	20
-#define P4T_TCP_RETRY_MAX_MS	1000
 #define P4T_TCP_CHUNK_DEFAULT	((size_t)128 << 10)
 #define P4T_TCP_TIMEOUT_DEFAULT	30000u	/* peer_timeout_ms when 0 */
 /* pooled copies: up to an inline payload with its engine headers */
@@ -198,7 +196,7 @@ struct p4t_tcp_sock {
 	enum p4t_tcp_sock_state state;
 	bool outgoing;
 	uint32_t events;		/* registered with epoll */
-	uint64_t deadline_ms;		/* pending sockets */
+	struct p4u_timer timer;		/* pending: the handshake deadline */
 	size_t ctl_len, ctl_off;	/* handshake bytes to write first */
 	uint8_t ctl[P4T_TCP_HELLO_LEN];
 	size_t hs_got;			/* handshake bytes read */
@@ -231,8 +229,15 @@ struct p4t_tcp_conn {
 	bool rx_idle;			/* the last recv found nothing */
 	bool has_session;
 	uint64_t session;		/* the peer's, from its HELLO(_ACK) */
-	uint64_t deadline_ms;		/* CONNECTING */
-	uint64_t retry_ms;		/* CONNECTING, refused: connect again */
+	/*
+	 * CONNECTING: the link's own deadline, armed while no attempt of
+	 * ours is in flight (an attempt is timed by its socket's timer):
+	 * waiting to retry after a refusal, or for the peer's socket after
+	 * a collision. retry_timer: connect again after a refusal.
+	 */
+	uint64_t deadline_ns;
+	struct p4u_timer deadline_timer;
+	struct p4u_timer retry_timer;
 	uint32_t backoff_ms;		/* the pause after the next refusal */
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
@@ -289,7 +294,6 @@ struct p4t_tcp_iface {
 	int listen_fd;
 	int epfd;			/* the wait fd */
 	int efd;			/* eventfd: events, self queue, backlog */
-	int tfd;			/* timerfd: handshake deadlines */
 	uint64_t session;
 	uint64_t auth_key;
 	uint64_t salt;			/* cookie key = handle ^ salt */
@@ -321,7 +325,6 @@ struct p4t_tcp_iface {
 	unsigned tick;
 	unsigned epoch;			/* progress calls (from 1) */
 	bool signaled;			/* efd holds a count */
-	bool timer_armed;
 	bool closing;
 	bool in_progress;		/* sends now come from upcalls */
 	struct p4u_list corked;		/* links with batched sends queued */
@@ -365,12 +368,14 @@ int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
 int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget);
 
 int p4t_tcp_sock_setup(struct p4t_tcp_iface *iface, int fd);
+struct p4t_tcp_sock *p4t_tcp_sock_new(struct p4t_tcp_iface *iface, int fd);
 int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events);
 void p4t_tcp_sock_close(struct p4t_tcp_sock *sock);
 void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms);
+void p4t_tcp_timer_arm_ms(struct p4t_tcp_iface *iface, struct p4u_timer *timer,
+			  uint64_t from_ns, uint64_t ms);
 void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
 			uint8_t *buf);
-void p4t_tcp_timer_update(struct p4t_tcp_iface *iface);
 void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret, const char *why);
 void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock);
 
@@ -391,7 +396,9 @@ struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 					 const struct sockaddr_storage *ss,
 					 socklen_t len);
 int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn);
 bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_wait_peer(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);

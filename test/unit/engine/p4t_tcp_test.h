@@ -3,7 +3,8 @@
  * test_tcp_send.c, test_tcp_fail.c, test_tcp_rma.c) share beyond
  * p4t_xport_test.h (sides, setup and teardown, test messages, counting):
  * TCP_TEST, reopening a side on its old address, finding events; pumping
- * progress until a condition holds (bounded, failing on timeout) or until
+ * progress (each side's due deadlines first, as the engine's worker runs
+ * them) until a condition holds (bounded, failing on timeout) or until
  * quiet; stats, and bringing a link up.
  *
  * One test binary includes it once: helpers are static inline, the sides
@@ -73,22 +74,53 @@ static inline long find_ctx(const struct side *s, void *op_ctx)
 	return -1;
 }
 
-/* One round of progress on every open side; sleeps in poll when idle. */
+/*
+ * Run the side's due deadlines, as the engine's worker does before it
+ * progresses its NIs; returns how many fired.
+ */
+static inline int side_timers_run(struct side *s)
+{
+	return p4u_timerq_run(&s->timers, p4u_time_ns());
+}
+
+/*
+ * How long (ms, at most max_ms) a side may sleep on its wait fd: not past
+ * its next deadline, which no fd announces (the worker's timerfd does
+ * that for the engine).
+ */
+static inline int side_sleep_ms(const struct side *s, int max_ms)
+{
+	uint64_t next = p4u_timerq_next(&s->timers), now = p4u_time_ns();
+
+	if (next == P4U_TIMER_NEVER)
+		return max_ms;
+	if (next <= now)
+		return 0;
+	return (int)P4U_MIN((uint64_t)max_ms,
+			    (next - now + 999999) / 1000000);
+}
+
+/*
+ * One round on every open side: due deadlines, then progress; sleeps in
+ * poll (1 ms at most, never past a deadline) when nothing happened.
+ */
 static inline void pump_once(void)
 {
 	struct side *sides[] = { &sa, &sb, &sc };
 	struct pollfd pfd[3];
-	int i, n = 0, done = 0;
+	int i, n = 0, done = 0, ms = 1;
 
 	for (i = 0; i < 3; i++) {
 		if (!sides[i]->iface)
 			continue;
+		done += side_timers_run(sides[i]);
 		done += p4t_progress(sides[i]->iface, 64);
 		pfd[n].fd = p4t_wait_fd(sides[i]->iface);
 		pfd[n++].events = POLLIN;
+		ms = side_sleep_ms(sides[i], ms);
 	}
 	if (!done)
-		(void)poll(pfd, (nfds_t)n, 1);
+		(void)poll(pfd, (nfds_t)n, ms);
 }
 
 #define PUMP_UNTIL(cond)						\
