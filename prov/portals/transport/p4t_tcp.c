@@ -181,6 +181,8 @@ void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
 	if (sock->state == P4T_TCP_SOCK_DEAD)
 		return;
 	p4u_timer_cancel(sock->iface->timers, &sock->timer);
+	if (sock->state == P4T_TCP_SOCK_HELLO_WAIT)
+		sock->iface->naccepted--;
 	if (sock->fd >= 0)
 		close(sock->fd);
 	sock->fd = -1;
@@ -235,12 +237,21 @@ struct p4t_tcp_sock *p4t_tcp_sock_new(struct p4t_tcp_iface *iface, int fd)
 	return sock;
 }
 
-/* Handshaking from now on: closed (or its link failed) in timeout_ms. */
+/*
+ * Handshaking from now on: closed (or its link failed) in timeout_ms. An
+ * accepted socket (HELLO_WAIT) joins the tail of iface->accepted.
+ */
 void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms)
 {
-	p4u_list_insert_tail(&sock->iface->pending, &sock->node);
-	p4t_tcp_timer_arm_ms(sock->iface, &sock->timer, p4u_time_ns(),
-			     timeout_ms);
+	struct p4t_tcp_iface *iface = sock->iface;
+
+	if (sock->state == P4T_TCP_SOCK_HELLO_WAIT) {
+		p4u_list_insert_tail(&iface->accepted, &sock->node);
+		iface->naccepted++;
+	} else {
+		p4u_list_insert_tail(&iface->pending, &sock->node);
+	}
+	p4t_tcp_timer_arm_ms(iface, &sock->timer, p4u_time_ns(), timeout_ms);
 }
 
 void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
@@ -294,6 +305,23 @@ void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock)
 	p4t_tcp_sock_close(sock);
 }
 
+/*
+ * Room for one more accepted socket: the oldest waiting for its HELLO go
+ * (p4t_tcp.h says why the oldest).
+ */
+static void p4t_tcp_accept_room(struct p4t_tcp_iface *iface)
+{
+	struct p4t_tcp_sock *old;
+
+	while (iface->naccepted >= iface->pending_max) {
+		old = p4u_list_first_entry(&iface->accepted,
+					   struct p4t_tcp_sock, node);
+		iface->stats.hs_evicted++;
+		p4t_tcp_sock_reject(old, -FI_EAGAIN,
+				    "too many handshakes, the oldest goes");
+	}
+}
+
 static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
 {
 	struct p4t_tcp_sock *sock;
@@ -318,6 +346,7 @@ static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
 		sock->state = P4T_TCP_SOCK_HELLO_WAIT;
 		(void)p4t_tcp_sock_setup(iface, fd);
 		iface->stats.accepts++;
+		p4t_tcp_accept_room(iface);
 		p4t_tcp_pending_add(sock, P4U_MIN((uint64_t)P4T_TCP_HELLO_TIMEOUT_MS,
 						  iface->peer_timeout_ms));
 		if (p4t_tcp_sock_watch(sock, EPOLLIN))
@@ -450,7 +479,8 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 				done += p4t_tcp_conn_rx(conn, budget - done);
 		}
 		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
-		    p4u_list_empty(&iface->pending) && !iface->nconnecting) {
+		    p4u_list_empty(&iface->pending) && !iface->naccepted &&
+		    !iface->nconnecting) {
 			if (idle)
 				done += p4t_tcp_poll_links(iface, snap, n,
 							   budget > done ?
@@ -677,6 +707,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			   P4U_MIN(cfg->rma_offer ? cfg->rma_offer : iface->chunk,
 				   iface->chunk);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
+	iface->pending_max = P4T_TCP_PENDING_MAX;
 	iface->timers = cfg->timers;
 	iface->epoch = 1;	/* a new link's req_epoch 0: its first goes */
 	p4u_list_init(&iface->corked);
@@ -685,6 +716,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	p4u_list_init(&iface->backlog);
 	p4u_list_init(&iface->dead);
 	p4u_list_init(&iface->pending);
+	p4u_list_init(&iface->accepted);
 	p4u_list_init(&iface->dead_socks);
 	p4u_list_init(&iface->evq);
 	p4u_list_init(&iface->selfq);
@@ -768,12 +800,13 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 	/* what peers did wrong is an operator's business: say it once */
 	if (iface->stats.rejected || iface->stats.auth_refused)
 		p4u_warn(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: rejected "
-			 "%llu connections (%llu malformed, %llu auth refused), "
-			 "%llu link failures",
+			 "%llu connections (%llu malformed, %llu auth refused, "
+			 "%llu evicted), %llu link failures",
 			 p4t_tcp_addr_str(&iface->addr, name, sizeof(name)),
 			 (unsigned long long)iface->stats.rejected,
 			 (unsigned long long)iface->stats.malformed,
 			 (unsigned long long)iface->stats.auth_refused,
+			 (unsigned long long)iface->stats.hs_evicted,
 			 (unsigned long long)iface->stats.link_failures);
 	p4u_info(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: %llu messages "
 		 "sent, %llu received; %llu pulls, %llu served; offers %llu "
@@ -806,6 +839,9 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 	}
 	p4t_tcp_close_events(iface);
 	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
+				    struct p4t_tcp_sock, node)
+		p4t_tcp_sock_close(sock);
+	p4u_list_foreach_entry_safe(&iface->accepted, sock, stmp,
 				    struct p4t_tcp_sock, node)
 		p4t_tcp_sock_close(sock);
 	p4u_list_splice_tail(&iface->dead, &iface->conns);
@@ -929,4 +965,12 @@ void p4t_tcp_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
 
 	if (iface)
 		iface->queue_limit = bytes ? bytes : P4T_TCP_QUEUE_LIMIT;
+}
+
+void p4t_tcp_set_pending_max(struct p4t_iface *iface_, size_t max)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (iface)
+		iface->pending_max = max ? max : P4T_TCP_PENDING_MAX;
 }

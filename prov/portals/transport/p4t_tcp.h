@@ -95,6 +95,22 @@
  * every failure, by the next progress call (the iface's wait fd is
  * readable then).
  *
+ * Handshaking sockets: at most P4T_TCP_PENDING_MAX accepted sockets wait
+ * for their HELLO at a time; accepting one more closes the oldest of them
+ * first (counted in hs_evicted, hs_failed and rejected). The oldest, not
+ * the newest: sockets held open in silence to block the endpoint are the
+ * old ones, while a real peer sends its HELLO as soon as its connect
+ * completes, so it is read within a progress call or two of its accept,
+ * long before 256 newer connections (at most P4T_TCP_ACCEPTS = 16 are
+ * accepted per progress call) could push it out; refusing the newest
+ * instead would lock real peers out for a whole handshake timeout. 256:
+ * far above what a burst of real peers keeps waiting at once (each leaves
+ * the list a round after its accept), and far below the 1024 descriptors
+ * a process commonly gets (RLIMIT_NOFILE), so silent connections cannot
+ * take the descriptors the process needs for its real links. Established
+ * links are not touched: an accept and an eviction cost O(1), and no
+ * more than P4T_TCP_ACCEPTS happen per progress call.
+ *
  * Progress: events first (completions, failures), then the self queue,
  * then sockets. Up to P4T_TCP_DIRECT_LINKS established links are polled
  * directly (recv / writev with MSG_DONTWAIT) while they stream, and epoll
@@ -120,6 +136,7 @@
 #define P4T_TCP_MAX_MSG		((size_t)8 << 20)	/* largest message */
 #define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
 #define P4T_TCP_HELLO_TIMEOUT_MS 5000u
+#define P4T_TCP_PENDING_MAX	256	/* accepted sockets without HELLO */
 /* A refused connect is tried again after a pause doubling from MIN to
  * MAX, while the retry still comes before the link's deadline. */
 #define P4T_TCP_RETRY_MIN_MS	20
@@ -147,6 +164,7 @@ struct p4t_tcp_stats {
 	uint64_t rejected;		/* peer sockets / links closed for bad
 					 * input (handshake or later) */
 	uint64_t hs_failed;		/* stray sockets closed before a link */
+	uint64_t hs_evicted;		/* ... of them for newer ones (limit) */
 	uint64_t link_failures;		/* links failed (conn_failed due) */
 	uint64_t restarts;		/* links failed by a new peer session */
 	uint64_t pulls;			/* pulls posted here */
@@ -171,9 +189,12 @@ int p4t_tcp_stats(struct p4t_iface *iface, struct p4t_tcp_stats *stats);
 /*
  * Test hooks. SO_SNDBUF / SO_RCVBUF (bytes, 0 = kernel default) for the
  * sockets iface opens or accepts from now on; the bound on bytes queued
- * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT).
+ * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT); the
+ * number of accepted sockets waiting for their HELLO at once (0 =
+ * P4T_TCP_PENDING_MAX; those over a lowered limit go at the next accept).
  */
 void p4t_tcp_set_sockbuf(struct p4t_iface *iface, int sndbuf, int rcvbuf);
 void p4t_tcp_set_queue_limit(struct p4t_iface *iface, size_t bytes);
+void p4t_tcp_set_pending_max(struct p4t_iface *iface, size_t max);
 
 #endif /* P4T_TCP_H */

@@ -283,6 +283,8 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
 		p4t_tcp_sock_close(conn->sock);
 	p4u_list_remove(&sock->node);
 	p4u_timer_cancel(iface->timers, &sock->timer);
+	if (sock->state == P4T_TCP_SOCK_HELLO_WAIT)
+		iface->naccepted--;
 	sock->state = P4T_TCP_SOCK_ESTABLISHED;
 	sock->conn = conn;
 	conn->sock = sock;

@@ -20,9 +20,11 @@
  *   simultaneous connect. A failed or closed link moves to iface->dead and
  *   is freed by p4t_tcp_reap() at the end of progress (never while an
  *   upcall on it runs, never while epoll results may still name it).
- * - struct p4t_tcp_sock: one TCP socket. Pending sockets (connecting,
- *   handshaking, accepted and waiting for HELLO) are on iface->pending
- *   with their handshake deadline armed on the owner's timer queue; an
+ * - struct p4t_tcp_sock: one TCP socket. Pending sockets (outgoing ones
+ *   connecting or handshaking on iface->pending, accepted ones waiting
+ *   for HELLO on iface->accepted, oldest first, at most pending_max of
+ *   them) have their handshake deadline armed on the owner's timer
+ *   queue; an
  *   established one belongs to its link. Closed sockets also go to the
  *   dead list first (epoll results of the current round may point at
  *   them); their timer is cancelled when they close.
@@ -189,7 +191,8 @@ struct p4t_tcp_iface;
 struct p4t_tcp_conn;
 
 struct p4t_tcp_sock {
-	struct p4u_list node;		/* iface->pending, or dead_socks */
+	struct p4u_list node;		/* iface->pending or ->accepted, or
+					 * dead_socks */
 	struct p4t_tcp_iface *iface;
 	struct p4t_tcp_conn *conn;	/* outgoing or adopted; NULL before */
 	int fd;
@@ -307,7 +310,10 @@ struct p4t_tcp_iface {
 	struct p4u_list established;	/* links with a socket to poll */
 	struct p4u_list backlog;
 	struct p4u_list dead;		/* links to free in reap */
-	struct p4u_list pending;	/* handshaking sockets */
+	struct p4u_list pending;	/* outgoing handshaking sockets */
+	struct p4u_list accepted;	/* HELLO_WAIT sockets, oldest first */
+	size_t naccepted;
+	size_t pending_max;		/* of accepted: P4T_TCP_PENDING_MAX */
 	struct p4u_list dead_socks;
 	struct p4u_list evq;
 	struct p4u_list selfq;		/* struct p4t_tcp_selfmsg */

@@ -5,7 +5,8 @@
  * TCP_TEST, reopening a side on its old address, finding events; pumping
  * progress (each side's due deadlines first, as the engine's worker runs
  * them) until a condition holds (bounded, failing on timeout) or until
- * quiet; stats, and bringing a link up.
+ * quiet; raw sockets (a plain TCP peer: connect, see it closed); stats,
+ * and bringing a link up.
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.
@@ -13,7 +14,9 @@
 #ifndef P4T_TCP_TEST_H
 #define P4T_TCP_TEST_H
 
+#include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "p4t_tcp.h"
 
@@ -146,6 +149,42 @@ static inline void pump_quiet(int ms)
 			t0 = now_ms();
 		if (now_ms() - t0 >= (uint64_t)ms)
 			return;
+	}
+}
+
+/* ---- raw sockets: a peer that is not a transport ------------------------- */
+
+/* A plain TCP connection to the side's listening address. */
+static inline int raw_connect(const struct side *to)
+{
+	int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (const struct sockaddr *)&to->addr,
+			     (socklen_t)to->addrlen), 0);
+	return fd;
+}
+
+/* Has the other end closed fd (EOF or reset)? Reads what was sent. */
+static inline bool raw_closed(int fd)
+{
+	uint8_t buf[256];
+	ssize_t n;
+
+	do {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	} while (n > 0);
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Progress until the peer closed fd. */
+static inline void raw_wait_closed(int fd)
+{
+	uint64_t t0 = now_ms();
+
+	while (!raw_closed(fd)) {
+		pump_once();
+		cr_assert_lt(now_ms() - t0, 30000, "socket not closed");
 	}
 }
 
