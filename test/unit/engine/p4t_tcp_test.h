@@ -104,6 +104,48 @@ static inline int side_sleep_ms(const struct side *s, int max_ms)
 }
 
 /*
+ * Stalls: stretches of time in which the test process did not pump (a
+ * round, or the gap between two, longer than PUMP_STALL_MS: it was not
+ * scheduled on a busy host). Timing tests do not blame a deadline that
+ * fired late by the time the pump was stalled after it
+ * (pump_stalled_ms); the last PUMP_STALLS are kept.
+ */
+#define PUMP_STALL_MS	3
+#define PUMP_STALLS	256
+
+static struct {
+	uint64_t from[PUMP_STALLS], to[PUMP_STALLS];
+	size_t n;
+	uint64_t last;			/* when the last round ended */
+} pump_stalls;
+
+static inline void pump_stall_note(uint64_t from, uint64_t to)
+{
+	size_t i;
+
+	if (to - from <= PUMP_STALL_MS)
+		return;
+	i = pump_stalls.n++ % PUMP_STALLS;
+	pump_stalls.from[i] = from;
+	pump_stalls.to[i] = to;
+}
+
+/* Milliseconds of [from, to] in which the pump was stalled. */
+static inline uint64_t pump_stalled_ms(uint64_t from, uint64_t to)
+{
+	size_t i, n = P4U_MIN(pump_stalls.n, (size_t)PUMP_STALLS);
+	uint64_t sum = 0, lo, hi;
+
+	for (i = 0; i < n; i++) {
+		lo = P4U_MAX(from, pump_stalls.from[i]);
+		hi = P4U_MIN(to, pump_stalls.to[i]);
+		if (pump_stalls.to[i] > pump_stalls.from[i] && hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+/*
  * One round on every open side: due deadlines, then progress; sleeps in
  * poll (1 ms at most, never past a deadline) when nothing happened.
  */
@@ -112,7 +154,10 @@ static inline void pump_once(void)
 	struct side *sides[] = { &sa, &sb, &sc };
 	struct pollfd pfd[3];
 	int i, n = 0, done = 0, ms = 1;
+	uint64_t t0 = now_ms();
 
+	if (pump_stalls.last)
+		pump_stall_note(pump_stalls.last, t0);
 	for (i = 0; i < 3; i++) {
 		if (!sides[i]->iface)
 			continue;
@@ -124,6 +169,8 @@ static inline void pump_once(void)
 	}
 	if (!done)
 		(void)poll(pfd, (nfds_t)n, ms);
+	pump_stalls.last = now_ms();
+	pump_stall_note(t0, pump_stalls.last);
 }
 
 #define PUMP_UNTIL(cond)						\
