@@ -59,6 +59,17 @@
  * pull or push whose range is outside the cookie's length completes with
  * -FI_EINVAL without any traffic.
  *
+ * Offers (send_offer, up to attr.max_offer = min(cfg.rma_offer or the
+ * chunk, the chunk)): OFFER_ANNOUNCE (the source's cookie and the bytes
+ * offered), the engine's message as it was given, then an OFFER with the
+ * bytes, queued as one unit (batched ones: written together at the
+ * flush, by reference). The receiver serves a pull of exactly [0, len)
+ * of that cookie made in the message's recv upcall from the OFFER,
+ * landing its bytes straight in the pull's memory; other pulls ask at
+ * once, and an OFFER nobody took is read and dropped (offers_dropped).
+ * Frames out of that order, or an OFFER other than the one announced,
+ * are malformed.
+ *
  * Self: messages, pulls and pushes to the iface's own address go through
  * an in-process queue delivered in progress; no socket.
  *

@@ -692,12 +692,14 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 }
 
 /*
- * send_offer: hdr flagged P4W_F_OFFER and an OFFER frame carrying the
- * first len bytes of mem, as one message on the queue (nothing may come
- * between the two: the receiver expects the OFFER next), its data by
- * reference. Where no offer can go (self link, a link that is gone, an
- * exposure that is not this link's, a source in more pieces than we
- * slice here) the message goes alone: the peer then pulls as usual.
+ * send_offer: an OFFER_ANNOUNCE frame naming mem's cookie and len, the
+ * engine's message as it is (its header is not ours to read or mark),
+ * then an OFFER frame carrying the first len bytes of mem, as one tx on
+ * the queue (nothing may come between them: the receiver expects the
+ * message, then the OFFER), the data by reference (p4_wire.h, Offers).
+ * Where no offer can go (self link, a link that is gone, an exposure that
+ * is not this link's, a source in more pieces than we slice here) the
+ * message goes alone: the peer then pulls as usual.
  */
 int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		       const void *hdr, size_t hdr_len, struct p4t_mem *mem_,
@@ -706,16 +708,20 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn = p4t_tcp_conn_of(conn_);
 	struct p4t_tcp_mem *mem = (struct p4t_tcp_mem *)mem_;
+	struct p4w_hdr ah = {
+		.version = P4W_VERSION,
+		.type = P4W_T_OFFER_ANNOUNCE,
+		.length = (uint32_t)P4T_TCP_DATA_LEN,
+	};
 	struct p4w_hdr oh = {
 		.version = P4W_VERSION,
 		.type = P4W_T_OFFER,
 		.length = (uint32_t)(P4T_TCP_DATA_LEN + len),
 	};
 	struct p4w_data d = { .length = len, .last = 1 };
-	uint8_t head[P4T_TCP_HEAD_MAX];
+	uint8_t head[P4T_TCP_HEAD_MAX], *p = head;
 	struct iovec v[P4T_TCP_OFFER_IOV];
 	size_t msg_len, n, got = 0, head_len, total;
-	uint16_t hflags;
 	int ret;
 
 	ret = p4t_tcp_msg_check(hdr, hdr_len, NULL, 0, &msg_len);
@@ -723,7 +729,7 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		return ret;
 	if (!mem || !op_ctx || !len || len > iface->offer_max ||
 	    len > mem->len || !(mem->access & P4T_ACCESS_READ) ||
-	    hdr_len + P4T_TCP_DATA_LEN > P4T_TCP_HEAD_MAX)
+	    hdr_len + 2 * P4T_TCP_DATA_LEN > P4T_TCP_HEAD_MAX)
 		return -FI_EINVAL;
 	n = p4t_tcp_iov_slice(mem->iov, mem->iovcnt, 0, len, v,
 			      P4T_TCP_OFFER_IOV);
@@ -735,14 +741,15 @@ int p4t_tcp_send_offer(struct p4t_iface *iface_, struct p4t_conn *conn_,
 				    op_ctx, flags);
 	if (p4t_tcp_queue_full(conn, flags))
 		return -FI_EAGAIN;
-	memcpy(head, hdr, hdr_len);
-	hflags = (uint16_t)(head[2] | head[3] << 8) | P4W_F_OFFER;
-	head[2] = (uint8_t)hflags;
-	head[3] = (uint8_t)(hflags >> 8);
 	p4t_tcp_mem_cookie(iface, mem, &d.dst);
-	p4w_hdr_pack(head + hdr_len, &oh);
-	p4w_data_pack(head + hdr_len + P4T_TCP_HDR_LEN, &d);
-	head_len = hdr_len + P4T_TCP_DATA_LEN;
+	p4w_hdr_pack(p, &ah);
+	p4w_data_pack(p + P4T_TCP_HDR_LEN, &d);
+	p += P4T_TCP_DATA_LEN;
+	memcpy(p, hdr, hdr_len);
+	p += hdr_len;
+	p4w_hdr_pack(p, &oh);
+	p4w_data_pack(p + P4T_TCP_HDR_LEN, &d);
+	head_len = hdr_len + 2 * P4T_TCP_DATA_LEN;
 	total = head_len + len;
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += msg_len;
@@ -958,7 +965,7 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 	conn->rx.big = NULL;
 	conn->rx.pull = NULL;
 	conn->rx.mem = NULL;
-	conn->rx.offer_next = false;
+	conn->rx.offer = P4T_TCP_OFFER_NONE;
 	conn->rx.offer_pull = NULL;	/* on conn->pulls: aborted below */
 	conn->rx.mode = P4T_TCP_RX_PARSE;
 	conn->rx.head = conn->rx.tail = 0;

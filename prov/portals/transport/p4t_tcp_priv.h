@@ -64,8 +64,9 @@
 #define P4T_TCP_HELLO_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_hello))
 #define P4T_TCP_DATA_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_data))
 #define P4T_TCP_PULL_REQ_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_pull_req))
-#define P4T_TCP_HEAD_MAX	192	/* header bytes kept inside a tx (a
-					 * request and an OFFER header) */
+#define P4T_TCP_HEAD_MAX	256	/* header bytes kept inside a tx (an
+					 * offer: OFFER_ANNOUNCE, a request,
+					 * the OFFER header) */
 #define P4T_TCP_BATCH_MAX	65536	/* batched bytes written at once */
 #define P4T_TCP_BATCH_REF_MAX	32768	/* larger sends are not batched */
 #define P4T_TCP_TX_IOV		4	/* caller iovecs kept inside a tx */
@@ -154,6 +155,16 @@ enum p4t_tcp_rx_mode {
 
 struct p4t_tcp_mem;
 
+/* Where an offer the peer announced stands (p4_wire.h, Offers). */
+enum p4t_tcp_offer_state {
+	P4T_TCP_OFFER_NONE,
+	P4T_TCP_OFFER_ANNOUNCED,	/* OFFER_ANNOUNCE read: its engine
+					 * message comes next */
+	P4T_TCP_OFFER_UPCALL,		/* that message's recv upcall runs:
+					 * a pull of the offer is held */
+	P4T_TCP_OFFER_DATA,		/* the OFFER comes next */
+};
+
 struct p4t_tcp_rx {
 	uint8_t *buf;			/* P4T_TCP_STAGE bytes */
 	size_t head, tail;		/* staged bytes: [head, tail) */
@@ -168,9 +179,12 @@ struct p4t_tcp_rx {
 	bool bulk;			/* chunks are streaming in */
 	struct p4t_tcp_rma *pull;	/* PULL_DATA: whose chunk */
 	struct p4t_tcp_mem *mem;	/* PUSH_DATA: the exposure */
-	/* the message just delivered was flagged P4W_F_OFFER: an OFFER is
-	 * next; offer_pull: the pull held back for it (p4t_tcp_pull) */
-	bool offer_next;
+	/* an announced offer: its source, bytes, and the pull its recv
+	 * upcall made of exactly them (p4t_tcp_pull), which its OFFER's
+	 * bytes land in */
+	enum p4t_tcp_offer_state offer;
+	struct p4w_cookie offer_src;
+	uint64_t offer_len;
 	struct p4t_tcp_rma *offer_pull;
 	/* BIG */
 	uint8_t *big;

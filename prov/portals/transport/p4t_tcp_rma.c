@@ -40,8 +40,6 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 static void p4t_tcp_rx_data_end(struct p4t_tcp_conn *conn);
 static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
 			    const struct p4w_data *d);
-static int p4t_tcp_pull_ask(struct p4t_tcp_conn *conn,
-			    struct p4t_tcp_rma *rma);
 
 /* ---- receiving ------------------------------------------------------------- */
 
@@ -64,14 +62,19 @@ static int p4t_tcp_rx_deliver(struct p4t_tcp_conn *conn, const uint8_t *msg,
 			      size_t len)
 {
 	struct p4t_tcp_iface *iface = conn->iface;
+	struct p4t_tcp_rx *rx = &conn->rx;
+	bool offered = rx->offer == P4T_TCP_OFFER_ANNOUNCED;
 	int ret;
 
-	/* an OFFER comes next: pulls this upcall makes may wait for it */
-	conn->rx.offer_next = (msg[offsetof(struct p4w_hdr, flags)] &
-			       P4W_F_OFFER) != 0;
+	/* the announced message: a pull of its offer this upcall makes is
+	 * held for the OFFER, which comes next (p4t_tcp_pull) */
+	if (offered)
+		rx->offer = P4T_TCP_OFFER_UPCALL;
 	conn->busy = true;
 	ret = iface->upcalls->recv(iface->upcall_ctx, &conn->base, msg, len);
 	conn->busy = false;
+	if (offered && rx->offer == P4T_TCP_OFFER_UPCALL)
+		rx->offer = P4T_TCP_OFFER_DATA;
 	iface->stats.msgs_recv++;
 	iface->stats.bytes_recv += len;
 	if (ret < 0 && conn->state == P4T_TCP_CONN_ESTABLISHED)
@@ -100,6 +103,37 @@ static void p4t_tcp_rx_land_staged(struct p4t_tcp_conn *conn)
 	p4t_tcp_rx_data_end(conn);
 }
 
+/* The peer announces an offer: its engine message comes next. */
+static int p4t_tcp_rx_announce(struct p4t_tcp_conn *conn,
+			       const struct p4w_hdr *hdr, const uint8_t *body)
+{
+	struct p4t_tcp_rx *rx = &conn->rx;
+	struct p4w_data d;
+	int ret;
+
+	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
+	if (!ret)
+		ret = p4w_data_check(hdr, &d);
+	if (ret)
+		return ret;
+	rx->offer = P4T_TCP_OFFER_ANNOUNCED;
+	rx->offer_src = d.dst;
+	rx->offer_len = d.length;
+	return 0;
+}
+
+/*
+ * The frames of an offer come in their order (p4_wire.h, Offers): after
+ * an OFFER_ANNOUNCE an engine message, after that message its OFFER, and
+ * an OFFER nowhere else.
+ */
+static bool p4t_tcp_rx_in_order(const struct p4t_tcp_rx *rx, uint8_t type)
+{
+	if (rx->offer == P4T_TCP_OFFER_ANNOUNCED)
+		return type < P4W_T_FIRST;
+	return (rx->offer == P4T_TCP_OFFER_DATA) == (type == P4W_T_OFFER);
+}
+
 /* A transport message at the head of the staged bytes; false: need more. */
 static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
 				 const struct p4w_hdr *hdr, int *ret_p)
@@ -109,6 +143,13 @@ static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
 
 	*ret_p = 0;
 	switch (hdr->type) {
+	case P4W_T_OFFER_ANNOUNCE:
+		if (avail < P4T_TCP_DATA_LEN)
+			return false;
+		*ret_p = p4t_tcp_rx_announce(conn, hdr, rx->buf + rx->head +
+					     P4T_TCP_HDR_LEN);
+		rx->head += P4T_TCP_DATA_LEN;
+		return true;
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
 	case P4W_T_OFFER:
@@ -172,8 +213,7 @@ static int p4t_tcp_rx_parse(struct p4t_tcp_conn *conn, int budget,
 		if (!ret && hdr.type < P4W_T_FIRST &&
 		    hdr.length > P4T_TCP_MAX_MSG)
 			ret = -FI_EMSGSIZE;
-		/* an offer announced comes next, and only one announced */
-		if (!ret && rx->offer_next != (hdr.type == P4W_T_OFFER))
+		if (!ret && !p4t_tcp_rx_in_order(rx, hdr.type))
 			ret = -FI_EBADMSG;
 		if (!ret && hdr.type >= P4W_T_FIRST) {
 			if (!p4t_tcp_rx_transport(conn, &hdr, &ret))
@@ -761,11 +801,15 @@ int p4t_tcp_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	if (p4t_tcp_rma_start(conn, rma))
 		return 0;
 	/*
-	 * The message this recv upcall handles brings its data right behind
-	 * it: wait for that OFFER (p4t_tcp_rx_offer) instead of asking.
+	 * The message this recv upcall handles was announced with an offer
+	 * of exactly these bytes, which come right behind it: wait for its
+	 * OFFER (p4t_tcp_rx_offer) instead of asking.
 	 */
-	if (conn->busy && conn->rx.offer_next && !conn->rx.offer_pull &&
-	    !remote_off) {
+	if (conn->busy && conn->rx.offer == P4T_TCP_OFFER_UPCALL &&
+	    !conn->rx.offer_pull && !remote_off &&
+	    len == conn->rx.offer_len &&
+	    remote->key == conn->rx.offer_src.key &&
+	    remote->addr == conn->rx.offer_src.addr) {
 		conn->rx.offer_pull = rma;
 		p4u_list_insert_tail(&conn->pulls, &rma->link);
 		return 0;
@@ -889,11 +933,11 @@ static int p4t_tcp_rx_pull_data(struct p4t_tcp_conn *conn,
 }
 
 /*
- * An OFFER (it follows the message flagged P4W_F_OFFER; rx is set up for
- * its data by p4t_tcp_rx_data_begin): it serves the pull held back for
- * it if that pull is of exactly its source and length; else it is read
- * and dropped, and the held pull (of other memory, a part of it, or a
- * truncated receive) asks as usual.
+ * An OFFER (it follows the message its OFFER_ANNOUNCE announced; rx is
+ * set up for its data by p4t_tcp_rx_data_begin): what was announced, and
+ * it serves the pull held for it (of exactly these bytes: p4t_tcp_pull);
+ * with none, it is read and dropped, and pulls of it (of a part, later,
+ * for a truncated receive) went or go to the network as usual.
  */
 static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
 			    const struct p4w_data *d)
@@ -901,10 +945,14 @@ static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
 	struct p4t_tcp_rx *rx = &conn->rx;
 	struct p4t_tcp_rma *rma = rx->offer_pull;
 
-	rx->offer_next = false;
+	rx->offer = P4T_TCP_OFFER_NONE;
 	rx->offer_pull = NULL;
-	if (rma && rma->remote.key == d->dst.key &&
-	    rma->remote.addr == d->dst.addr && rma->len == d->length) {
+	if (d->dst.key != rx->offer_src.key ||
+	    d->dst.addr != rx->offer_src.addr ||
+	    d->dst.length != rx->offer_src.length ||
+	    d->length != rx->offer_len)
+		return -FI_EBADMSG;	/* not what was announced */
+	if (rma) {
 		rx->iov = rma->iov;
 		rx->iovcnt = rma->iovcnt;
 		rx->off = 0;
@@ -915,7 +963,7 @@ static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
 	}
 	rx->discard = true;
 	conn->iface->stats.offers_dropped++;
-	return rma ? p4t_tcp_pull_ask(conn, rma) : 0;
+	return 0;
 }
 
 /* A chunk header is staged: check it and say where its data goes. */
