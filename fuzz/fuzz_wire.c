@@ -188,6 +188,10 @@ static int p4w_fuzz_msg(const struct p4w_hdr *hdr, const uint8_t *msg)
 	case P4W_T_BYE:
 		p4w_fuzz_check(blen == 0);
 		return 0;
+	case P4W_T_XPORT:
+		/* a layered transport's bytes: bounded, never read here */
+		p4w_fuzz_check(blen <= P4W_XPORT_MAX);
+		return 0;
 	case P4W_NACK:
 	case P4W_RESUME:
 		p4w_fuzz_check(blen == sizeof(fc));

@@ -316,6 +316,12 @@ static void p4w_gen_transport(void)
 	p4w_gen_bytes(&m, 8);
 	p4w_gen_end(&m);
 	p4w_gen_emit("offer", &m, 1);
+
+	/* a layered transport's record (verbs' bootstrap is 40 bytes) */
+	p4w_gen_begin(&m, P4W_T_XPORT);
+	p4w_gen_bytes(&m, 40);
+	p4w_gen_end(&m);
+	p4w_gen_emit("xport", &m, 1);
 }
 
 int main(int argc, char **argv)

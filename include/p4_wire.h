@@ -73,7 +73,8 @@ enum p4w_type {
 	P4W_T_BYE,		/* orderly close */
 	P4W_T_OFFER,		/* a rendezvous source's data, unasked */
 	P4W_T_OFFER_ANNOUNCE,	/* the next message's source is offered */
-	P4W_TYPE_LAST = P4W_T_OFFER_ANNOUNCE,
+	P4W_T_XPORT,		/* a layered transport's own message */
+	P4W_TYPE_LAST = P4W_T_XPORT,
 };
 
 /* hdr.flags: the engine's; transports neither set nor read them */
@@ -157,6 +158,15 @@ struct p4w_fc {
 /* ---- transport messages ------------------------------------------------ */
 
 #define P4W_ADDR_MAX	32	/* sockaddr_in6 fits */
+
+/*
+ * XPORT: the header, then up to P4W_XPORT_MAX bytes that belong to a
+ * transport layered on the one carrying them (verbs bootstraps its queue
+ * pairs over a TCP link: p4t.h, P4T_SEND_XPORT). The carrying transport
+ * frames them and hands them to that transport; neither it nor the
+ * engine reads them.
+ */
+#define P4W_XPORT_MAX	4096
 
 /* HELLO / HELLO_ACK: who is calling, so one connection serves a pair. */
 struct p4w_hello {

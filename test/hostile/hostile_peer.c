@@ -663,6 +663,17 @@ static int hp_post_offer_mismatch(void)
 	return hp_post_bytes(buf, len);
 }
 
+/* a layered transport's record (verbs' bootstrap) to an endpoint that
+ * has none layered on its TCP: malformed, never shown to the engine */
+static int hp_post_xport_unlayered(void)
+{
+	uint8_t buf[sizeof(struct p4w_hdr) + 40];
+
+	hp_hdr(buf, P4W_T_XPORT, sizeof(buf), 0);
+	memset(buf + sizeof(struct p4w_hdr), 0x62, 40);
+	return hp_post_bytes(buf, sizeof(buf));
+}
+
 static int hp_post_offer_unexpected(void)
 {
 	struct p4w_cookie ck = { .key = 0xabcdef, .length = 64 };
@@ -720,6 +731,8 @@ static const struct hp_case hp_cases[] = {
 	  "an offered PUT, then no OFFER" },
 	{ "offer_mismatch", hp_post_offer_mismatch, HP_CLOSE,
 	  "an offered PUT, then an OFFER of another source" },
+	{ "xport_unlayered", hp_post_xport_unlayered, HP_CLOSE,
+	  "a layered transport's record, nothing layered here" },
 	{ "bad_pt", hp_post_bad_pt, HP_OPEN_ACK_FAIL,
 	  "PUT to PT index 4000 (ack: dropped)" },
 	{ "rma_bad_key", hp_post_rma_bad_key, HP_OPEN_ACK_FAIL,

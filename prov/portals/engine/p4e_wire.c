@@ -114,6 +114,10 @@ static bool p4w_type_limits(uint8_t type, size_t *min_p, size_t *max_p)
 	case P4W_T_OFFER_ANNOUNCE:
 		min = max = P4W_DATA_MIN;
 		break;
+	case P4W_T_XPORT:
+		min = P4W_HDR_LEN;
+		max = P4W_HDR_LEN + P4W_XPORT_MAX;
+		break;
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
 	case P4W_T_OFFER:

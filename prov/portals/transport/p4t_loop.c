@@ -633,6 +633,9 @@ static int p4t_loop_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	size_t len;
 	int ret;
 
+	/* nothing is layered on the loop transport */
+	if (flags & P4T_SEND_XPORT)
+		return -FI_EINVAL;
 	ret = p4t_loop_msg_check(hdr, hdr_len, iov, iovcnt, &len);
 	if (ret)
 		return ret;

@@ -70,6 +70,13 @@
  * Frames out of that order, or an OFFER other than the one announced,
  * are malformed.
  *
+ * Layering: a transport built on this one (verbs) sends messages of its
+ * own with P4T_SEND_XPORT (at most P4W_XPORT_MAX bytes, copied; not on
+ * the self link): framed as P4W_T_XPORT, in order with the link's other
+ * messages (queued while the link connects), delivered to the peer's
+ * xport_recv upcall. An iface without xport_recv (the engine's) treats
+ * one as malformed input: the link fails, nothing reaches recv.
+ *
  * Self: messages, pulls and pushes to the iface's own address go through
  * an in-process queue delivered in progress; no socket.
  *
@@ -188,6 +195,8 @@ struct p4t_tcp_stats {
 	uint64_t rma_bytes_in;		/* landed here */
 	uint64_t rma_bytes_staged;	/* ... of them copied out of staging */
 	uint64_t self_msgs;
+	uint64_t xport_sent;		/* P4T_SEND_XPORT messages sent */
+	uint64_t xport_recv;		/* ... handed to xport_recv */
 	uint64_t links;			/* live links now */
 };
 

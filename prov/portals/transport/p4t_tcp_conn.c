@@ -660,6 +660,42 @@ static int p4t_tcp_send_now(struct p4t_tcp_conn *conn, const void *hdr,
 	return ret;
 }
 
+/*
+ * A layered transport's own message (P4T_SEND_XPORT): framed here as
+ * P4W_T_XPORT, copied, and sent like any other message on the link, in
+ * order with them; the peer's transport hands it to xport_recv.
+ */
+static int p4t_tcp_send_xport(struct p4t_tcp_conn *conn, const void *msg,
+			      size_t len, const struct iovec *iov,
+			      size_t iovcnt, unsigned flags)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	uint8_t frame[P4T_TCP_HDR_LEN + P4W_XPORT_MAX];
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION,
+		.type = P4W_T_XPORT,
+		.length = (uint32_t)(P4T_TCP_HDR_LEN + len),
+	};
+
+	if ((len && !msg) || len > P4W_XPORT_MAX || iovcnt || iov ||
+	    (flags & P4T_SEND_SEQ) || conn->self)
+		return -FI_EINVAL;
+	if (conn->state != P4T_TCP_CONN_CONNECTING &&
+	    conn->state != P4T_TCP_CONN_ESTABLISHED) {
+		iface->stats.sends_dropped++;
+		return P4T_DONE;
+	}
+	p4w_hdr_pack(frame, &hdr);
+	if (len)
+		memcpy(frame + P4T_TCP_HDR_LEN, msg, len);
+	iface->stats.xport_sent++;
+	len += P4T_TCP_HDR_LEN;
+	/* no op_ctx: what does not go at once is copied, P4T_DONE */
+	if (p4t_tcp_batched(conn, len, NULL, flags))
+		return p4t_tcp_send_batch(conn, frame, len, NULL, 0, len, NULL);
+	return p4t_tcp_send_now(conn, frame, len, NULL, 0, len, NULL);
+}
+
 int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx, unsigned flags)
@@ -669,6 +705,9 @@ int p4t_tcp_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	size_t len;
 	int ret;
 
+	if (flags & P4T_SEND_XPORT)
+		return p4t_tcp_send_xport(conn, hdr, hdr_len, iov, iovcnt,
+					  flags);
 	ret = p4t_tcp_msg_check(hdr, hdr_len, iov, iovcnt, &len);
 	if (ret)
 		return ret;

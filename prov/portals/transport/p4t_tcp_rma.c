@@ -103,6 +103,33 @@ static void p4t_tcp_rx_land_staged(struct p4t_tcp_conn *conn)
 	p4t_tcp_rx_data_end(conn);
 }
 
+/*
+ * A layered transport's message (P4W_T_XPORT, whole in staging): to the
+ * layered transport, never the engine. An iface nobody layers on has no
+ * xport_recv, and the message is malformed. Returns 0, or < 0 for the
+ * caller to fail the link as malformed; a failure the upcall asked for
+ * is made here.
+ */
+static int p4t_tcp_rx_xport(struct p4t_tcp_conn *conn, const uint8_t *msg,
+			    size_t len)
+{
+	struct p4t_tcp_iface *iface = conn->iface;
+	int ret;
+
+	if (!iface->upcalls->xport_recv)
+		return -FI_EBADMSG;
+	conn->busy = true;
+	ret = iface->upcalls->xport_recv(iface->upcall_ctx, &conn->base,
+					 msg + P4T_TCP_HDR_LEN,
+					 len - P4T_TCP_HDR_LEN);
+	conn->busy = false;
+	iface->stats.xport_recv++;
+	if (ret < 0 && conn->state == P4T_TCP_CONN_ESTABLISHED)
+		p4t_tcp_conn_malformed(conn, ret, "message refused by the "
+				       "layered transport");
+	return 0;
+}
+
 /* The peer announces an offer: its engine message comes next. */
 static int p4t_tcp_rx_announce(struct p4t_tcp_conn *conn,
 			       const struct p4w_hdr *hdr, const uint8_t *body)
@@ -168,6 +195,14 @@ static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
 			return false;
 		*ret_p = p4t_tcp_rx_pull_req(conn, rx->buf + rx->head);
 		rx->head += hdr->length;
+		return true;
+	case P4W_T_XPORT:	/* at most P4W_XPORT_MAX: fits staging */
+		if (avail < hdr->length)
+			return false;
+		rx->bulk = false;
+		rx->head += hdr->length;
+		*ret_p = p4t_tcp_rx_xport(conn, rx->buf + rx->head -
+					  hdr->length, hdr->length);
 		return true;
 	case P4W_T_BYE:
 		p4u_info(P4U_LOG_TRANSPORT, "tcp: peer said bye");

@@ -8,13 +8,13 @@
  * Not here: sends, receives, RMA, exposures and completions
  * (p4t_verbs_data.c).
  *
- * Bootstrap records travel on the TCP link as a PUT-shaped engine message
- * (p4_wire.h has no transport type for them, and the TCP transport hands
- * only engine types up) with PT index P4T_VERBS_BOOT_PT and op id
- * P4T_VERBS_BOOT_OPID: the verbs layer consumes them before the engine
- * sees anything; an engine on the TCP transport would refuse them as
- * malformed (no such PT) and close the link, which is the right outcome
- * for a transport mismatch.
+ * Bootstrap records travel on the TCP link as messages of this transport's
+ * own (p4t_send with P4T_SEND_XPORT; TCP frames them as P4W_T_XPORT and
+ * hands them to our xport_recv upcall, in order with the link's other
+ * messages), so the verbs layer never reads an engine header: everything
+ * TCP hands to recv is the engine's and goes up as it is. An engine on
+ * the bare TCP transport (no xport_recv) refuses them as malformed and
+ * closes the link, the right outcome for a transport mismatch.
  */
 #include <config.h>
 
@@ -313,12 +313,10 @@ static int p4t_verbs_qp_create(struct p4t_verbs_conn *conn)
 	return 0;
 }
 
-/* Send a BOOT or READY record on conn's TCP link. */
+/* Send a BOOT or READY record on conn's TCP link (our own message). */
 static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
 {
 	struct p4t_verbs_iface *iface = conn->iface;
-	uint8_t msg[sizeof(struct p4w_hdr) + sizeof(struct p4w_req) +
-		    sizeof(struct p4t_verbs_boot)];
 	struct p4t_verbs_boot boot = {
 		.magic = htole32(P4T_VERBS_BOOT_MAGIC),
 		.version = htole16(P4T_VERBS_BOOT_VERSION),
@@ -329,43 +327,21 @@ static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
 		.mtu = htole32(iface->mtu),
 		.lid = htole16(iface->lid),
 	};
-	struct p4w_hdr hdr = {
-		.version = P4W_VERSION,
-		.type = P4W_PUT,
-		.length = sizeof(msg),
-	};
-	struct p4w_req req = {
-		.op_id = P4T_VERBS_BOOT_OPID,
-		.rlength = sizeof(boot),
-		.pt_index = P4T_VERBS_BOOT_PT,
-		.proto = P4W_PROTO_EAGER,
-	};
 	int ret;
 
 	memcpy(boot.gid, iface->gid.raw, sizeof(boot.gid));
-	p4w_hdr_pack(msg, &hdr);
-	p4w_req_pack(msg + sizeof(hdr), &req);
-	memcpy(msg + sizeof(hdr) + sizeof(req), &boot, sizeof(boot));
-	ret = p4t_send(iface->tcp, conn->tcp, msg, sizeof(msg), NULL, 0, NULL,
-		       0);
+	ret = p4t_send(iface->tcp, conn->tcp, &boot, sizeof(boot), NULL, 0,
+		       NULL, P4T_SEND_XPORT);
 	return ret < 0 ? ret : 0;
 }
 
-/* Is msg a bootstrap record? Fills boot (host order) if so. */
+/* A record the peer sent (xport_recv): its fields in host order. */
 static bool p4t_verbs_boot_parse(const void *msg, size_t len,
 				 struct p4t_verbs_boot *boot)
 {
-	const uint8_t *bytes = msg;
-	struct p4w_hdr hdr;
-	struct p4w_req req;
-
-	if (len != sizeof(hdr) + sizeof(req) + sizeof(*boot) ||
-	    p4w_hdr_unpack(msg, len, &hdr) || hdr.type != P4W_PUT ||
-	    p4w_req_unpack(bytes + sizeof(hdr), len - sizeof(hdr), &req) ||
-	    req.pt_index != P4T_VERBS_BOOT_PT ||
-	    req.op_id != P4T_VERBS_BOOT_OPID)
+	if (len != sizeof(*boot))
 		return false;
-	memcpy(boot, bytes + sizeof(hdr) + sizeof(req), sizeof(*boot));
+	memcpy(boot, msg, sizeof(*boot));
 	boot->magic = le32toh(boot->magic);
 	boot->version = le16toh(boot->version);
 	boot->qpn = le32toh(boot->qpn);
@@ -525,8 +501,21 @@ static int p4t_verbs_failing(struct p4t_verbs_iface *iface)
 
 /* ---- the inner TCP iface's upcalls --------------------------------------------- */
 
+/* The engine's messages over TCP (the self queue): up as they are. */
 static int p4t_verbs_tcp_recv(void *ctx, struct p4t_conn *tcp, const void *msg,
 			      size_t len)
+{
+	struct p4t_verbs_iface *iface = ctx;
+	struct p4t_verbs_conn *conn = tcp->engine_ctx;
+
+	if (!conn || iface->closing)
+		return 0;
+	return iface->upcalls->recv(iface->upcall_ctx, &conn->base, msg, len);
+}
+
+/* Our peer's bootstrap record: BOOT (its QP) or READY (it can receive). */
+static int p4t_verbs_tcp_xport_recv(void *ctx, struct p4t_conn *tcp,
+				    const void *msg, size_t len)
 {
 	struct p4t_verbs_iface *iface = ctx;
 	struct p4t_verbs_conn *conn = tcp->engine_ctx;
@@ -535,10 +524,11 @@ static int p4t_verbs_tcp_recv(void *ctx, struct p4t_conn *tcp, const void *msg,
 
 	if (!conn || iface->closing)
 		return 0;
-	if (!p4t_verbs_boot_parse(msg, len, &boot))
-		/* the self queue, or an engine message a peer sent on TCP */
-		return iface->upcalls->recv(iface->upcall_ctx, &conn->base,
-					    msg, len);
+	if (!p4t_verbs_boot_parse(msg, len, &boot)) {
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: bootstrap record "
+				"of %zu bytes", len);
+		return -FI_EPROTO;
+	}
 	if (boot.kind == P4T_VERBS_BOOT &&
 	    conn->state == P4T_VERBS_CONN_BOOT) {
 		ret = p4t_verbs_qp_connect(conn, &boot);
@@ -616,6 +606,7 @@ static const struct p4t_upcalls p4t_verbs_tcp_upcalls = {
 	.rma_done = p4t_verbs_tcp_rma_done,
 	.conn_new = p4t_verbs_tcp_conn_new,
 	.conn_failed = p4t_verbs_tcp_conn_failed,
+	.xport_recv = p4t_verbs_tcp_xport_recv,
 };
 
 /* ---- ops ------------------------------------------------------------------------ */

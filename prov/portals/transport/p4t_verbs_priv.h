@@ -26,10 +26,8 @@
 #define P4T_VERBS_RD_ATOM	16	/* outstanding RDMA READs per QP */
 #define P4T_VERBS_RECV_TAG	(1ull << 63)	/* wr_id of a receive */
 
-/* Bootstrap records ride the TCP link as PUT-shaped messages that no
- * engine accepts (this PT index does not exist): see p4t_verbs.c. */
-#define P4T_VERBS_BOOT_PT	0xffffffffu
-#define P4T_VERBS_BOOT_OPID	0x5034564552425354ull	/* "P4VERBST" */
+/* Bootstrap records ride the TCP link as the transport's own messages
+ * (P4T_SEND_XPORT, xport_recv): see p4t_verbs.c. */
 #define P4T_VERBS_BOOT_MAGIC	0x70347662u
 #define P4T_VERBS_BOOT_VERSION	1
 

@@ -288,6 +288,11 @@ static inline void msg_valid(struct wmsg *m, uint8_t type)
 		data.dst = cookie_make(64);
 		msg_data(m, type, &data, 5);
 		break;
+	case P4W_T_XPORT:		/* opaque to the codec */
+		msg_begin(m, type);
+		msg_bytes(m, 40);
+		msg_end(m);
+		break;
 	case P4W_T_OFFER_ANNOUNCE:	/* the body alone: no data */
 		data.id = 0;
 		data.offset = 0;
@@ -336,6 +341,7 @@ static inline int wire_recv(const uint8_t *buf, size_t len)
 		return p4w_resp_parse(&hdr, buf, &resp);
 	case P4W_SEQ_ACK:
 	case P4W_T_BYE:
+	case P4W_T_XPORT:	/* the layered transport's to read */
 		return 0;
 	case P4W_NACK:
 	case P4W_RESUME:
