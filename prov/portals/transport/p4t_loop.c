@@ -5,10 +5,10 @@
  *
  * Here: the process-wide registry (address -> iface), links (a pair of
  * struct p4t_loop_conn, one per end), the inbound message queue and the
- * event queue of each iface, send, progress, the ops table and the test
- * hooks. Not here: the exposure table, pull and push (p4t_loop_rma.c), nor
- * anything the engine decides (framing beyond the header's length,
- * matching, flow control).
+ * event queue of each iface, send, progress and the ops table. Not here:
+ * the exposure table, pull and push (p4t_loop_rma.c), the test hooks
+ * (p4t_loop_hooks.c), nor anything the engine decides (framing beyond the
+ * header's length, matching, flow control).
  *
  * Nothing happens in the background. A send copies the message onto the
  * destination's msgq; the destination delivers it in its own progress.
@@ -60,8 +60,8 @@ void p4t_loop_lock_release(void)
 /* ---- addresses and the registry ---------------------------------------- */
 
 /* A loop address is exactly a sockaddr_in; only address and port count. */
-static int p4t_loop_addr_parse(const void *addr, size_t addrlen,
-			       struct sockaddr_in *sin_p)
+int p4t_loop_addr_parse(const void *addr, size_t addrlen,
+			struct sockaddr_in *sin_p)
 {
 	struct sockaddr_in sin;
 
@@ -200,7 +200,7 @@ void p4t_loop_iov_copy(const struct iovec *dst, uint64_t dst_off,
 
 /* ---- conns and links ----------------------------------------------------- */
 
-static struct p4t_loop_conn *
+struct p4t_loop_conn *
 p4t_loop_conn_find_locked(struct p4t_loop_iface *iface,
 			  const struct sockaddr_in *addr)
 {
@@ -213,7 +213,7 @@ p4t_loop_conn_find_locked(struct p4t_loop_iface *iface,
 	return NULL;
 }
 
-static struct p4t_loop_conn *
+struct p4t_loop_conn *
 p4t_loop_conn_create_locked(struct p4t_loop_iface *iface,
 			    const struct sockaddr_in *addr, bool known)
 {
@@ -238,7 +238,7 @@ p4t_loop_conn_create_locked(struct p4t_loop_iface *iface,
  * engine to learn of through conn_new. -FI_ECONNREFUSED: nobody listens
  * at conn->addr, or the listener has another auth_key.
  */
-static int p4t_loop_link_pair_locked(struct p4t_loop_conn *conn, bool create)
+int p4t_loop_link_pair_locked(struct p4t_loop_conn *conn, bool create)
 {
 	struct p4t_loop_iface *iface = conn->iface, *peer_iface;
 	struct p4t_loop_conn *peer;
@@ -313,8 +313,8 @@ static void p4t_loop_conn_fail_locked(struct p4t_loop_conn *conn, int status)
 	p4t_loop_iface_signal_locked(conn->iface);
 }
 
-static void p4t_loop_link_fail_locked(struct p4t_loop_conn *conn, int status,
-				      int peer_status)
+void p4t_loop_link_fail_locked(struct p4t_loop_conn *conn, int status,
+			       int peer_status)
 {
 	struct p4t_loop_conn *peer = conn->peer;
 
@@ -596,8 +596,8 @@ static int p4t_loop_msg_check(const void *hdr, size_t hdr_len,
 }
 
 /* Queue len bytes on dst's end of a link: -FI_EAGAIN above the bound. */
-static struct p4t_loop_msg *p4t_loop_msg_queue_locked(struct p4t_loop_conn *dst,
-						      size_t len, int *ret_p)
+struct p4t_loop_msg *p4t_loop_msg_queue_locked(struct p4t_loop_conn *dst,
+					       size_t len, int *ret_p)
 {
 	struct p4t_loop_iface *iface = dst->iface;
 	struct p4t_loop_msg *msg;
@@ -816,108 +816,3 @@ const struct p4t_ops p4t_loop_ops = {
 	.flush = p4t_loop_flush,
 	.wait_fd = p4t_loop_wait_fd,
 };
-
-/* ---- test hooks (p4t_loop.h) ------------------------------------------- */
-
-static struct p4t_loop_iface *p4t_loop_hook_iface(struct p4t_iface *iface)
-{
-	return iface && p4t_ops_of(iface) == &p4t_loop_ops ?
-	       p4t_loop_iface_of(iface) : NULL;
-}
-
-int p4t_loop_inject(struct p4t_iface *dst_, const void *from_addr,
-		    size_t from_len, const void *bytes, size_t len)
-{
-	struct p4t_loop_iface *dst = p4t_loop_hook_iface(dst_);
-	struct p4t_loop_conn *conn;
-	struct p4t_loop_msg *msg = NULL;
-	struct sockaddr_in from;
-	int ret;
-
-	if (!dst || (len && !bytes))
-		return -FI_EINVAL;
-	ret = p4t_loop_addr_parse(from_addr, from_len, &from);
-	if (ret)
-		return ret;
-	if (len > P4W_MAX_MSG)
-		return -FI_EMSGSIZE;
-	p4t_loop_lock_acquire();
-	conn = p4t_loop_conn_find_locked(dst, &from);
-	if (!conn) {
-		conn = p4t_loop_conn_create_locked(dst, &from, false);
-		if (conn)
-			(void)p4t_loop_link_pair_locked(conn, false);
-	}
-	ret = -FI_ENOMEM;
-	if (conn)
-		msg = p4t_loop_msg_queue_locked(conn, len, &ret);
-	if (msg) {
-		if (len)
-			memcpy(msg->data, bytes, len);
-		dst->stats.msgs_injected++;
-		ret = 0;
-	}
-	p4t_loop_lock_release();
-	return ret;
-}
-
-void p4t_loop_hold(struct p4t_iface *iface_, bool hold)
-{
-	struct p4t_loop_iface *iface = p4t_loop_hook_iface(iface_);
-
-	if (!iface)
-		return;
-	p4t_loop_lock_acquire();
-	iface->held = hold;
-	p4t_loop_iface_signal_locked(iface);
-	p4t_loop_lock_release();
-}
-
-int p4t_loop_fail_link(struct p4t_iface *iface_, const void *addr,
-		       size_t addrlen, int status)
-{
-	struct p4t_loop_iface *iface = p4t_loop_hook_iface(iface_);
-	struct p4t_loop_conn *conn;
-	struct sockaddr_in sin;
-	int ret;
-
-	if (!iface || status >= 0)
-		return -FI_EINVAL;
-	ret = p4t_loop_addr_parse(addr, addrlen, &sin);
-	if (ret)
-		return ret;
-	p4t_loop_lock_acquire();
-	conn = p4t_loop_conn_find_locked(iface, &sin);
-	if (conn)
-		p4t_loop_link_fail_locked(conn, status, status);
-	p4t_loop_lock_release();
-	return conn ? 0 : -FI_ENOENT;
-}
-
-void p4t_loop_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
-{
-	struct p4t_loop_iface *iface = p4t_loop_hook_iface(iface_);
-
-	if (!iface)
-		return;
-	p4t_loop_lock_acquire();
-	iface->queue_limit = bytes ? bytes : P4T_LOOP_QUEUE_LIMIT;
-	p4t_loop_lock_release();
-}
-
-void p4t_loop_stats_get(struct p4t_iface *iface_, struct p4t_loop_stats *stats)
-{
-	struct p4t_loop_iface *iface = p4t_loop_hook_iface(iface_);
-	struct p4t_loop_msg *msg;
-
-	memset(stats, 0, sizeof(*stats));
-	if (!iface)
-		return;
-	p4t_loop_lock_acquire();
-	*stats = iface->stats;
-	p4u_list_foreach_entry(&iface->msgq, msg, struct p4t_loop_msg, node) {
-		stats->queued_msgs++;
-		stats->queued_bytes += msg->len;
-	}
-	p4t_loop_lock_release();
-}

@@ -154,7 +154,7 @@
 #define P4T_TCP_MAX_MSG		((size_t)8 << 20)	/* largest message */
 #define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
 #define P4T_TCP_HELLO_TIMEOUT_MS 5000u
-#define P4T_TCP_PENDING_MAX	256	/* accepted sockets without HELLO */
+#define P4T_TCP_PENDING_MAX	256	/* accepted, waiting for HELLO */
 /* A refused connect is tried again after a pause doubling from MIN to
  * MAX, while the retry still comes before the link's deadline. */
 #define P4T_TCP_RETRY_MIN_MS	20
@@ -182,7 +182,7 @@ struct p4t_tcp_stats {
 	uint64_t rejected;		/* peer sockets / links closed for bad
 					 * input (handshake or later) */
 	uint64_t hs_failed;		/* stray sockets closed before a link */
-	uint64_t hs_evicted;		/* ... of them for newer ones (limit) */
+	uint64_t hs_evicted;		/* ... for newer ones (the limit) */
 	uint64_t link_failures;		/* links failed (conn_failed due) */
 	uint64_t restarts;		/* links failed by a new peer session */
 	uint64_t pulls;			/* pulls posted here */

@@ -1,14 +1,23 @@
 /*
  * p4t_tcp_priv.h - the TCP transport's internal objects, shared by its
- * three files:
+ * files:
  *
- *   p4t_tcp.c       iface: addresses, events, the self queue, sockets,
- *                   accept, deadlines, progress, listen, open / close,
+ *   p4t_tcp.c       iface: events (deferred upcalls), progress (which
+ *                   sockets to look at, and when), listen, open / close,
  *                   the ops table, test hooks
- *   p4t_tcp_conn.c  links: connect, handshake (collisions, restarts),
- *                   send queue, writev, failures and close
- *   p4t_tcp_rma.c   the receive path (staging, in-place delivery, direct
- *                   landing), exposures, emulated pull / push
+ *   p4t_tcp_addr.c  addresses: parse, normalise, compare, hash, print
+ *   p4t_tcp_sock.c  sockets before they are a link's: options, epoll,
+ *                   close, handshake deadlines, accept and its limit
+ *   p4t_tcp_hs.c    the handshake (HELLO / HELLO_ACK / BYE), collisions,
+ *                   restarts
+ *   p4t_tcp_conn.c  links: connect, retries and the link's deadlines,
+ *                   adopting a socket, failures and close; iov helpers
+ *   p4t_tcp_send.c  the send path: direct sends, the write queue,
+ *                   batching, offers, layered messages, flushing
+ *   p4t_tcp_rx.c    the receive path: staging, in-place delivery,
+ *                   transport messages, where chunk data lands
+ *   p4t_tcp_rma.c   exposures, emulated pull / push, serving pulls
+ *   p4t_tcp_self.c  messages to the iface's own address
  *
  * What the transport promises is in p4t_tcp.h; this header is not for
  * anyone else. There are no locks: an iface is used by one thread at a
@@ -213,7 +222,7 @@ struct p4t_tcp_sock {
 	enum p4t_tcp_sock_state state;
 	bool outgoing;
 	uint32_t events;		/* registered with epoll */
-	struct p4u_timer timer;		/* pending: the handshake deadline */
+	struct p4u_timer timer;		/* pending: handshake deadline */
 	size_t ctl_len, ctl_off;	/* handshake bytes to write first */
 	uint8_t ctl[P4T_TCP_HELLO_LEN];
 	size_t hs_got;			/* handshake bytes read */
@@ -327,7 +336,7 @@ struct p4t_tcp_iface {
 	struct p4u_list pending;	/* outgoing handshaking sockets */
 	struct p4u_list accepted;	/* HELLO_WAIT sockets, oldest first */
 	size_t naccepted;
-	size_t pending_max;		/* of accepted: P4T_TCP_PENDING_MAX */
+	size_t pending_max;		/* naccepted at most */
 	struct p4u_list dead_socks;
 	struct p4u_list evq;
 	struct p4u_list selfq;		/* struct p4t_tcp_selfmsg */
@@ -370,22 +379,26 @@ static inline struct p4t_tcp_conn *p4t_tcp_conn_of(struct p4t_conn *conn)
 	return container_of(conn, struct p4t_tcp_conn, base);
 }
 
-/* ---- p4t_tcp.c ------------------------------------------------------------ */
-
+/* ---- p4t_tcp_addr.c ------------------------------------------------------- */
 
 int p4t_tcp_addr_parse(const void *addr, size_t addrlen,
 		       struct sockaddr_storage *ss, socklen_t *len_p);
 bool p4t_tcp_addr_eq(const struct sockaddr_storage *a, socklen_t alen,
 		     const struct sockaddr_storage *b, socklen_t blen);
+int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
+		     const struct sockaddr_storage *b, socklen_t blen);
 uint64_t p4t_tcp_addr_hash(const struct sockaddr_storage *ss, socklen_t len);
 const char *p4t_tcp_addr_str(const struct sockaddr_storage *ss, char *buf,
 			     size_t len);
+
+/* ---- p4t_tcp.c ------------------------------------------------------------ */
+
 void p4t_tcp_signal(struct p4t_tcp_iface *iface);
 void p4t_tcp_ev_post(struct p4t_tcp_iface *iface, struct p4t_tcp_ev *ev);
 void p4t_tcp_ev_post_conn(struct p4t_tcp_conn *conn, struct p4t_tcp_ev *ev);
-int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
-		     const struct sockaddr_storage *b, socklen_t blen);
 int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget);
+
+/* ---- p4t_tcp_sock.c ------------------------------------------------------- */
 
 int p4t_tcp_sock_setup(struct p4t_tcp_iface *iface, int fd);
 struct p4t_tcp_sock *p4t_tcp_sock_new(struct p4t_tcp_iface *iface, int fd);
@@ -398,6 +411,11 @@ void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
 			uint8_t *buf);
 void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret, const char *why);
 void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock);
+void p4t_tcp_accept(struct p4t_tcp_iface *iface);
+
+/* ---- p4t_tcp_hs.c --------------------------------------------------------- */
+
+void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
 
 /* ---- p4t_tcp_self.c ------------------------------------------------------- */
 
@@ -409,6 +427,14 @@ struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface);
 
 /* ---- p4t_tcp_conn.c ------------------------------------------------------- */
 
+size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
+			 uint64_t off, size_t len, struct iovec *out,
+			 size_t max);
+void p4t_tcp_iov_copy_in(const struct iovec *iov, size_t iovcnt, uint64_t off,
+			 const void *src, size_t len);
+void p4t_tcp_iov_copy_out(void *dst, const struct iovec *iov, size_t iovcnt,
+			  uint64_t off, size_t len);
+int p4t_tcp_errno_status(int err);
 struct p4t_tcp_conn *p4t_tcp_conn_find(struct p4t_tcp_iface *iface,
 				       const struct sockaddr_storage *ss,
 				       socklen_t len);
@@ -420,43 +446,47 @@ void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn);
 bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_wait_peer(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
+void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
 void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
-int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
-void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
-void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
-void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
 void p4t_tcp_conn_bye(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
+
+/* ---- p4t_tcp_send.c ------------------------------------------------------- */
+
+void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
 void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx);
 struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
 				  size_t len);
-void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
-size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
-			 uint64_t off, size_t len, struct iovec *out,
-			 size_t max);
-void p4t_tcp_iov_copy_in(const struct iovec *iov, size_t iovcnt, uint64_t off,
-			 const void *src, size_t len);
-void p4t_tcp_iov_copy_out(void *dst, const struct iovec *iov, size_t iovcnt,
-			  uint64_t off, size_t len);
-int p4t_tcp_errno_status(int err);
-
-int p4t_tcp_conn_get(struct p4t_iface *iface, const void *addr, size_t addrlen,
-		     struct p4t_conn **conn_p);
+void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
+int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
 int p4t_tcp_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx, unsigned flags);
 int p4t_tcp_send_offer(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const void *hdr, size_t hdr_len, struct p4t_mem *mem,
 		       size_t len, void *op_ctx, unsigned flags);
-void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 
-/* ---- p4t_tcp_rma.c --------------------------------------------------------- */
+/* ---- p4t_tcp_rx.c --------------------------------------------------------- */
+
+int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget);
+void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
+			    const char *what);
+
+/* ---- p4t_tcp_rma.c -------------------------------------------------------- */
 
 int p4t_tcp_mem_expose(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const struct iovec *iov, size_t iovcnt, unsigned access,
 		       struct p4w_cookie *cookie, struct p4t_mem **mem_p);
 void p4t_tcp_mem_unexpose(struct p4t_iface *iface, struct p4t_mem *mem);
+void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
+			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie);
+int p4t_tcp_mem_lookup(struct p4t_tcp_iface *iface, struct p4t_tcp_conn *conn,
+		       uint64_t key, uint64_t off, uint64_t len,
+		       unsigned access, struct p4t_tcp_mem **mem_p);
+void p4t_tcp_mem_forget_conn(struct p4t_tcp_conn *conn);
+void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface);
 int p4t_tcp_pull(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 const struct iovec *local, size_t iovcnt, size_t len,
@@ -465,13 +495,7 @@ int p4t_tcp_push(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct iovec *local, size_t iovcnt, size_t len,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 void *op_ctx);
-void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
-			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie);
-void p4t_tcp_mem_forget_conn(struct p4t_tcp_conn *conn);
-void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface);
-int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget);
-void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
-			    const char *what);
+int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg);
 void p4t_tcp_rma_chunk_written(struct p4t_tcp_tx *tx);
 void p4t_tcp_rma_abort(struct p4t_tcp_rma *rma, int status);
 void p4t_tcp_rma_free(struct p4t_tcp_iface *iface, struct p4t_tcp_rma *rma);

@@ -1,6 +1,7 @@
 /*
  * p4t_verbs_priv.h - internals of the verbs transport shared by its files:
- * p4t_verbs.c (device, iface, links, bootstrap, failure, progress),
+ * p4t_verbs_dev.c (devices, ports, GIDs, opening the port an iface
+ * serves), p4t_verbs.c (iface, links, bootstrap, failure, progress),
  * p4t_verbs_data.c (sends, receives, RMA, registration, completions) and
  * p4t_verbs_mr.c (application memory registered ahead, p4t_ops.mr_reg).
  * Behaviour is described in p4t_verbs.h.
@@ -217,6 +218,10 @@ static inline struct p4t_verbs_iface *p4t_verbs_iface_of(struct p4t_iface *i)
 {
 	return (struct p4t_verbs_iface *)i;
 }
+
+/* p4t_verbs_dev.c */
+int p4t_verbs_open_port(struct p4t_verbs_iface *iface,
+			const struct p4t_iface_config *cfg);
 
 /* p4t_verbs.c */
 void p4t_verbs_conn_fail(struct p4t_verbs_conn *conn, int status);
