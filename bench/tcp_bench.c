@@ -35,6 +35,8 @@
 #include "p4t.h"
 #include "p4t_tcp.h"
 #include "p4_wire.h"
+#include "p4u_time.h"
+#include "p4u_timer.h"
 
 #define TB_MAX		(1u << 20)
 #define TB_EAGER	16384
@@ -328,6 +330,18 @@ static void tb_t_open(int server)
 		tb_die("iface open");
 }
 
+/*
+ * Progress, after the deadlines due (as the engine's worker runs them):
+ * the clock is read only while one is armed (the handshake), so the
+ * timed loop pays nothing for it.
+ */
+static void tb_t_progress(void)
+{
+	if (p4u_timerq_next(&tb_timers) != P4U_TIMER_NEVER)
+		p4u_timerq_run(&tb_timers, p4u_time_ns());
+	p4t_progress(tb_tiface, 64);
+}
+
 static void tb_t_send(struct p4t_conn *conn, size_t len)
 {
 	struct p4w_hdr h = { .version = P4W_VERSION, .type = P4W_PUT,
@@ -361,9 +375,9 @@ static void tb_transport(double *lat)
 		    write(pfd[1], addr, alen) != (ssize_t)alen)
 			tb_die("publish");
 		while (!tb_tstop)
-			p4t_progress(tb_tiface, 64);
+			tb_t_progress();
 		for (double t = tb_now_us(); tb_now_us() - t < 100000;)
-			p4t_progress(tb_tiface, 64);
+			tb_t_progress();
 		p4t_iface_close(tb_tiface);
 		exit(0);
 	}
@@ -381,7 +395,7 @@ static void tb_transport(double *lat)
 			want = tb_trecv + 1;
 			tb_t_send(conn, tb_sizes[i]);
 			while (tb_trecv < want)
-				p4t_progress(tb_tiface, 64);
+				tb_t_progress();
 		}
 		lat[i] = (tb_now_us() - t0) / iters / 2;
 	}

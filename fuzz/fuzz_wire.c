@@ -152,7 +152,12 @@ static int p4w_fuzz_data(const struct p4w_hdr *hdr, const uint8_t *msg)
 	ret = p4w_data_check(hdr, &data);
 	if (ret)
 		return ret;
-	p4w_fuzz_check(P4W_FUZZ_DATA + data.length == hdr->length);
+	/* an announcement carries no data: it announces an OFFER's */
+	if (hdr->type == P4W_T_OFFER_ANNOUNCE)
+		p4w_fuzz_check(hdr->length == P4W_FUZZ_DATA && data.length &&
+			       data.length <= data.dst.length);
+	else
+		p4w_fuzz_check(P4W_FUZZ_DATA + data.length == hdr->length);
 	return 0;
 }
 
@@ -183,6 +188,10 @@ static int p4w_fuzz_msg(const struct p4w_hdr *hdr, const uint8_t *msg)
 	case P4W_T_BYE:
 		p4w_fuzz_check(blen == 0);
 		return 0;
+	case P4W_T_XPORT:
+		/* a layered transport's bytes: bounded, never read here */
+		p4w_fuzz_check(blen <= P4W_XPORT_MAX);
+		return 0;
 	case P4W_NACK:
 	case P4W_RESUME:
 		p4w_fuzz_check(blen == sizeof(fc));
@@ -197,6 +206,7 @@ static int p4w_fuzz_msg(const struct p4w_hdr *hdr, const uint8_t *msg)
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
 	case P4W_T_OFFER:
+	case P4W_T_OFFER_ANNOUNCE:
 		return p4w_fuzz_data(hdr, msg);
 	default:
 		/* p4w_hdr_unpack() let through a type nobody handles */

@@ -301,6 +301,27 @@ static void p4w_gen_transport(void)
 	p4w_gen_bytes(&m, 8);
 	p4w_gen_end(&m);
 	p4w_gen_emit("push_data", &m, 1);
+
+	/* an offer: its announcement (no data), then the OFFER itself */
+	data = (struct p4w_data){
+		.length = 8, .last = 1,
+		.dst = { .addr = 0, .key = 5, .length = 64 },
+	};
+	p4w_gen_begin(&m, P4W_T_OFFER_ANNOUNCE);
+	p4w_data_pack(p4w_gen_room(&m, sizeof(data)), &data);
+	p4w_gen_end(&m);
+	p4w_gen_emit("offer_announce", &m, 1);
+	p4w_gen_begin(&m, P4W_T_OFFER);
+	p4w_data_pack(p4w_gen_room(&m, sizeof(data)), &data);
+	p4w_gen_bytes(&m, 8);
+	p4w_gen_end(&m);
+	p4w_gen_emit("offer", &m, 1);
+
+	/* a layered transport's record (verbs' bootstrap is 40 bytes) */
+	p4w_gen_begin(&m, P4W_T_XPORT);
+	p4w_gen_bytes(&m, 40);
+	p4w_gen_end(&m);
+	p4w_gen_emit("xport", &m, 1);
 }
 
 int main(int argc, char **argv)

@@ -37,7 +37,11 @@
 #define FI_EPROTO	EPROTO
 #endif
 
-#define P4W_VERSION		1
+/*
+ * 2: offers are announced by a transport frame (P4W_T_OFFER_ANNOUNCE)
+ * instead of a flag in the engine's header (version 1's P4W_F_OFFER).
+ */
+#define P4W_VERSION		2
 #define P4W_MAGIC		0x50344631u	/* "P4F1" in the handshake */
 
 /* Largest message a transport must accept: header + bodies + payload. */
@@ -68,20 +72,15 @@ enum p4w_type {
 	P4W_T_PUSH_DATA,	/* emulated RDMA write into an exposed region */
 	P4W_T_BYE,		/* orderly close */
 	P4W_T_OFFER,		/* a rendezvous source's data, unasked */
-	P4W_TYPE_LAST = P4W_T_OFFER,
+	P4W_T_OFFER_ANNOUNCE,	/* the next message's source is offered */
+	P4W_T_XPORT,		/* a layered transport's own message */
+	P4W_TYPE_LAST = P4W_T_XPORT,
 };
 
-/* hdr.flags */
+/* hdr.flags: the engine's; transports neither set nor read them */
 #define P4W_F_ACK_SEQ	0x0001	/* hdr.ack_seq is valid */
 #define P4W_F_ACK_NOW	0x0002	/* the initiator waits for this request's
 				 * acceptance: acknowledge it without delay */
-/*
- * Set by a transport, not the engine (which ignores it): an OFFER comes
- * right behind this message, its rendezvous source's data sent unasked
- * (p4t_send_offer); the receiving transport serves the pull of it from
- * those bytes.
- */
-#define P4W_F_OFFER	0x0004
 
 struct p4w_hdr {
 	uint8_t version;
@@ -160,6 +159,15 @@ struct p4w_fc {
 
 #define P4W_ADDR_MAX	32	/* sockaddr_in6 fits */
 
+/*
+ * XPORT: the header, then up to P4W_XPORT_MAX bytes that belong to a
+ * transport layered on the one carrying them (verbs bootstraps its queue
+ * pairs over a TCP link: p4t.h, P4T_SEND_XPORT). The carrying transport
+ * frames them and hands them to that transport; neither it nor the
+ * engine reads them.
+ */
+#define P4W_XPORT_MAX	4096
+
 /* HELLO / HELLO_ACK: who is calling, so one connection serves a pair. */
 struct p4w_hello {
 	uint32_t magic;
@@ -182,6 +190,17 @@ struct p4w_pull_req {
  * PULL_DATA / PUSH_DATA / OFFER: length bytes follow, to land at offset.
  * An OFFER is one whole chunk (offset 0, last, status 0) of the source
  * named by dst.
+ *
+ * Offers (p4t_send_offer) take three frames, back to back on the stream:
+ *   OFFER_ANNOUNCE  this body alone (no data): dst names the rendezvous
+ *                   source of the engine message that comes next, length
+ *                   the bytes of it offered (offset 0, last, status 0);
+ *   the engine's message, untouched;
+ *   OFFER           the offered bytes, the same dst and length.
+ * The receiving transport serves a pull of exactly [0, length) of dst
+ * made while the engine handles the message from the OFFER's bytes (they
+ * land straight in the pull's memory), and drops them otherwise. Nothing
+ * of the offer is in the engine's header.
  */
 struct p4w_data {
 	uint64_t id;		/* PULL_DATA: pull_id; others: unused */
@@ -232,11 +251,13 @@ int p4w_pull_req_unpack(const void *buf, size_t len, struct p4w_pull_req *req);
 void p4w_data_pack(void *buf, const struct p4w_data *data);
 int p4w_data_unpack(const void *buf, size_t len, struct p4w_data *data);
 /*
- * PULL_DATA / PUSH_DATA: check an unpacked body against its header. There
- * is no whole-message parse for these (a receiver may read the data that
- * follows straight into place), so this is where hdr->length must cover
- * exactly the body and data->length bytes, and a push must land inside
- * its dst cookie.
+ * PULL_DATA / PUSH_DATA / OFFER: check an unpacked body against its
+ * header. There is no whole-message parse for these (a receiver may read
+ * the data that follows straight into place), so this is where
+ * hdr->length must cover exactly the body and data->length bytes, a push
+ * must land inside its dst cookie and an offer be a whole first chunk.
+ * OFFER_ANNOUNCE: the body alone, announcing such an offer (1 to
+ * dst.length bytes).
  */
 int p4w_data_check(const struct p4w_hdr *hdr, const struct p4w_data *data);
 

@@ -81,6 +81,16 @@ struct p4t_upcalls {
 	 * upcall returns; a later p4t_conn_get for the address makes a new one.
 	 */
 	void (*conn_failed)(void *ctx, struct p4t_conn *conn, int status);
+	/*
+	 * Optional, for a transport layered on this one (verbs on tcp): a
+	 * message its peer sent with P4T_SEND_XPORT arrived on conn, msg
+	 * holding the len bytes it sent, valid during the call; in order with
+	 * the link's other messages. Return 0, or < 0 to fail the link. NULL
+	 * (the engine): such a message is malformed input and fails the link,
+	 * so nothing of it reaches recv.
+	 */
+	int (*xport_recv)(void *ctx, struct p4t_conn *conn, const void *msg,
+			  size_t len);
 };
 
 struct p4t_iface_config {
@@ -119,9 +129,19 @@ struct p4t_iface_config {
  *                 the latest by the next p4t_flush or p4t_progress of the
  *                 iface. Without it the message goes to the network now
  *                 (or as soon as the link's queue drains).
+ * P4T_SEND_XPORT  not the engine's: a transport layered on this one (verbs
+ *                 on tcp) sends a message of its own to its peer, hdr
+ *                 holding all of it (hdr_len <= P4W_XPORT_MAX, no iov;
+ *                 copied, P4T_DONE). The carrying transport frames it
+ *                 (P4W_T_XPORT) and the peer's delivers it to xport_recv,
+ *                 in order with the link's other messages; the engine
+ *                 never sets it and never sees such a message. Only
+ *                 transports that carry others accept it (tcp; not on the
+ *                 self link); others return -FI_EINVAL.
  */
 #define P4T_SEND_SEQ	0x1
 #define P4T_SEND_BATCH	0x2
+#define P4T_SEND_XPORT	0x4
 
 /* p4t_send results besides -FI_E* */
 #define P4T_DONE	1	/* the caller's memory is free again */

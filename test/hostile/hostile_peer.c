@@ -344,7 +344,7 @@ static int hp_post_version(void)
 	struct p4w_req req = { .pt_index = 0, .rlength = 8 };
 	size_t len = hp_req(buf, P4W_PUT, 0, &req, 8);
 
-	buf[0] = 2;
+	buf[0] = P4W_VERSION + 1;
 	return hp_post_bytes(buf, len);
 }
 
@@ -599,7 +599,7 @@ static int hp_post_unexpected_rdzv(void)
 	return hp_post_bytes(buf, len);
 }
 
-/* An OFFER of 64 bytes of the source ck (what follows a flagged PUT). */
+/* An OFFER of 64 bytes of the source ck (what follows an offered PUT). */
 static size_t hp_offer(uint8_t *buf, const struct p4w_cookie *ck)
 {
 	struct p4w_data data = { .length = 64, .last = 1, .dst = *ck };
@@ -611,20 +611,26 @@ static size_t hp_offer(uint8_t *buf, const struct p4w_cookie *ck)
 	return len;
 }
 
-/* A rendezvous PUT of 64 bytes nobody receives, flagged P4W_F_OFFER. */
+/*
+ * A rendezvous PUT of 64 bytes nobody receives, announced as offered: an
+ * OFFER_ANNOUNCE of 64 bytes of ck, then the PUT (its OFFER is next).
+ */
 static size_t hp_offered_put(uint8_t *buf, const struct p4w_cookie *ck)
 {
+	struct p4w_data data = { .length = 64, .last = 1, .dst = *ck };
 	struct p4w_req req = {
 		.op_id = 0x78,
 		.match_bits = 0xdeadbeef00000001ull,	/* nobody posts it */
 		.rlength = 64,
 		.proto = P4W_PROTO_RDZV,
 	};
-	size_t len = hp_req(buf, P4W_PUT, 0, &req, sizeof(*ck));
+	size_t alen = sizeof(struct p4w_hdr) + sizeof(data), len;
 
-	p4w_cookie_pack(buf + len - sizeof(*ck), ck);
-	buf[2] |= P4W_F_OFFER;
-	return len;
+	hp_hdr(buf, P4W_T_OFFER_ANNOUNCE, (uint32_t)alen, 0);
+	p4w_data_pack(buf + sizeof(struct p4w_hdr), &data);
+	len = hp_req(buf + alen, P4W_PUT, 0, &req, sizeof(*ck));
+	p4w_cookie_pack(buf + alen + len - sizeof(*ck), ck);
+	return alen + len;
 }
 
 static int hp_post_offer_unasked(void)
@@ -643,6 +649,29 @@ static int hp_post_offer_missing(void)
 
 	hp_hdr(buf + len, P4W_SEQ_ACK, sizeof(struct p4w_hdr), 0);
 	return hp_post_bytes(buf, len + sizeof(struct p4w_hdr));
+}
+
+/* the OFFER that follows is not the one announced (another source) */
+static int hp_post_offer_mismatch(void)
+{
+	struct p4w_cookie ck = { .key = 0xabcdef, .length = 64 };
+	uint8_t buf[512];
+	size_t len = hp_offered_put(buf, &ck);
+
+	ck.key++;
+	len += hp_offer(buf + len, &ck);
+	return hp_post_bytes(buf, len);
+}
+
+/* a layered transport's record (verbs' bootstrap) to an endpoint that
+ * has none layered on its TCP: malformed, never shown to the engine */
+static int hp_post_xport_unlayered(void)
+{
+	uint8_t buf[sizeof(struct p4w_hdr) + 40];
+
+	hp_hdr(buf, P4W_T_XPORT, sizeof(buf), 0);
+	memset(buf + sizeof(struct p4w_hdr), 0x62, 40);
+	return hp_post_bytes(buf, sizeof(buf));
 }
 
 static int hp_post_offer_unexpected(void)
@@ -677,7 +706,7 @@ static const struct hp_case hp_cases[] = {
 	  "connects and says nothing" },
 	{ "short_len", hp_post_short_len, HP_CLOSE,
 	  "header length 8 (< header)" },
-	{ "version", hp_post_version, HP_CLOSE, "PUT with version 2" },
+	{ "version", hp_post_version, HP_CLOSE, "PUT with the next version" },
 	{ "unknown_type", hp_post_unknown_type, HP_CLOSE, "type 0x20" },
 	{ "transport_type", hp_post_transport_type, HP_CLOSE, "type 0x7f" },
 	{ "huge_len", hp_post_huge, HP_CLOSE, "PUT claiming 2 GiB" },
@@ -699,7 +728,11 @@ static const struct hp_case hp_cases[] = {
 	{ "offer_unasked", hp_post_offer_unasked, HP_CLOSE,
 	  "OFFER with no message announcing it" },
 	{ "offer_missing", hp_post_offer_missing, HP_CLOSE,
-	  "PUT flagged OFFER, then no OFFER" },
+	  "an offered PUT, then no OFFER" },
+	{ "offer_mismatch", hp_post_offer_mismatch, HP_CLOSE,
+	  "an offered PUT, then an OFFER of another source" },
+	{ "xport_unlayered", hp_post_xport_unlayered, HP_CLOSE,
+	  "a layered transport's record, nothing layered here" },
 	{ "bad_pt", hp_post_bad_pt, HP_OPEN_ACK_FAIL,
 	  "PUT to PT index 4000 (ack: dropped)" },
 	{ "rma_bad_key", hp_post_rma_bad_key, HP_OPEN_ACK_FAIL,

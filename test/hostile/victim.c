@@ -15,6 +15,11 @@
  * 4 KiB window (key 0x4b1d) that hostile_peer writes past the end of;
  * the window and the 4 KiB after it must be untouched at the end. Any failed or wrong
  * completion fails the run (exit 1); the server prints "victim_rounds N".
+ *
+ * With $HOSTILE_GO_FILE set, the client sends nothing (so it has no link
+ * yet) until that file exists, then times its first verified round trip
+ * from there and prints "victim_first_round_ms N": how long a new peer
+ * waits to be served by an endpoint under attack (test/hostile/silent.sh).
  */
 #include "common.h"
 
@@ -70,6 +75,18 @@ static void vic_write_addr(struct fx_ctx *ctx, const char *path)
 		 path);
 }
 
+/* Wait (without a link: nothing sent yet) until path exists. */
+static void vic_wait_go(const char *path, int timeout_s)
+{
+	uint64_t t0 = fx_now_us();
+
+	while (access(path, F_OK) != 0) {
+		FX_CHECK(fx_now_us() - t0 < (uint64_t)timeout_s * 1000000ull,
+			 "%s did not appear", path);
+		usleep(1000);
+	}
+}
+
 static void vic_round(struct fx_ctx *ctx, void *tx, void *rx, uint64_t round)
 {
 	size_t size = vic_sizes[round % 3];
@@ -105,7 +122,8 @@ int main(int argc, char **argv)
 	struct fx_ctx ctx;
 	const char *addr_file = getenv("HOSTILE_ADDR_FILE");
 	const char *stop_file = getenv("HOSTILE_STOP_FILE");
-	uint64_t round, stop_at = UINT64_MAX, more = 1;
+	const char *go_file = getenv("HOSTILE_GO_FILE");
+	uint64_t round, stop_at = UINT64_MAX, more = 1, go_us = 0;
 	int after;
 	void *tx, *rx;
 
@@ -129,8 +147,17 @@ int main(int argc, char **argv)
 	}
 	if (ctx.server && addr_file)
 		vic_write_addr(&ctx, addr_file);
+	if (!ctx.server && go_file) {
+		vic_wait_go(go_file, opts.timeout ? opts.timeout : 60);
+		go_us = fx_now_us();
+	}
 	for (round = 0; more; round++) {
 		vic_round(&ctx, tx, rx, round);
+		if (go_us && round == 0) {
+			printf("victim_first_round_ms %llu\n",
+			       (unsigned long long)(fx_now_us() - go_us) / 1000);
+			fflush(stdout);
+		}
 		if (ctx.server) {
 			if (stop_at == UINT64_MAX &&
 			    (!stop_file || access(stop_file, F_OK) == 0))

@@ -31,6 +31,8 @@
 #include "p4t.h"
 #include "p4t_verbs.h"
 #include "p4u_compiler.h"
+#include "p4u_time.h"
+#include "p4u_timer.h"
 
 enum up_kind { UP_RECV, UP_SEND_DONE, UP_RMA_DONE, UP_CONN_NEW,
 	       UP_CONN_FAILED };
@@ -198,15 +200,22 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Due deadlines (as the engine's worker runs them), then progress. */
+static inline void side_pump(struct side *s)
+{
+	if (!s->iface)
+		return;
+	p4u_timerq_run(&s->timers, p4u_time_ns());
+	p4t_progress(s->iface, 64);
+}
+
 /* Progress both sides until cond holds; fail after 60 s (slow guest). */
 #define PUMP_UNTIL(cond)						\
 	do {								\
 		uint64_t deadline_ = now_ms() + 60000;			\
 		while (!(cond)) {					\
-			if (sa.iface)					\
-				p4t_progress(sa.iface, 64);		\
-			if (sb.iface)					\
-				p4t_progress(sb.iface, 64);		\
+			side_pump(&sa);					\
+			side_pump(&sb);					\
 			cr_assert(now_ms() < deadline_,			\
 				  "timed out waiting for " #cond);	\
 		}							\

@@ -111,6 +111,13 @@ static bool p4w_type_limits(uint8_t type, size_t *min_p, size_t *max_p)
 	case P4W_T_PULL_REQ:
 		min = max = P4W_HDR_LEN + sizeof(struct p4w_pull_req);
 		break;
+	case P4W_T_OFFER_ANNOUNCE:
+		min = max = P4W_DATA_MIN;
+		break;
+	case P4W_T_XPORT:
+		min = P4W_HDR_LEN;
+		max = P4W_HDR_LEN + P4W_XPORT_MAX;
+		break;
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
 	case P4W_T_OFFER:
@@ -157,7 +164,7 @@ int p4w_hdr_unpack(const void *buf, size_t len, struct p4w_hdr *hdr)
 		return -FI_EPROTO;
 	if (!p4w_type_limits(h.type, &min, &max))
 		return -FI_EBADMSG;
-	if (h.flags & ~(P4W_F_ACK_SEQ | P4W_F_ACK_NOW | P4W_F_OFFER))
+	if (h.flags & ~(P4W_F_ACK_SEQ | P4W_F_ACK_NOW))
 		return -FI_EBADMSG;
 	if (h.length < min || h.length > max)
 		return -FI_EMSGSIZE;
@@ -645,6 +652,14 @@ int p4w_data_unpack(const void *buf, size_t len, struct p4w_data *data)
 
 int p4w_data_check(const struct p4w_hdr *hdr, const struct p4w_data *data)
 {
+	if (hdr->type == P4W_T_OFFER_ANNOUNCE) {
+		/* the body alone; what it announces comes in an OFFER */
+		if (hdr->length != P4W_DATA_MIN)
+			return -FI_EMSGSIZE;
+		return data->id || data->offset || !data->last ||
+		       data->status || !data->length ||
+		       data->length > data->dst.length ? -FI_EBADMSG : 0;
+	}
 	if (hdr->type != P4W_T_PULL_DATA && hdr->type != P4W_T_PUSH_DATA &&
 	    hdr->type != P4W_T_OFFER)
 		return -FI_EINVAL;

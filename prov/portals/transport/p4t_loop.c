@@ -6,10 +6,9 @@
  * Here: the process-wide registry (address -> iface), links (a pair of
  * struct p4t_loop_conn, one per end), the inbound message queue and the
  * event queue of each iface, send, progress and the ops table. Not here:
- * the test hooks (p4t_loop_hooks.c), the exposure table, pull and push
- * (p4t_loop_rma.c), nor
- * anything the engine decides (framing beyond the header's length,
- * matching, flow control).
+ * the exposure table, pull and push (p4t_loop_rma.c), the test hooks
+ * (p4t_loop_hooks.c), nor anything the engine decides (framing beyond the
+ * header's length, matching, flow control).
  *
  * Nothing happens in the background. A send copies the message onto the
  * destination's msgq; the destination delivers it in its own progress.
@@ -634,6 +633,9 @@ static int p4t_loop_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	size_t len;
 	int ret;
 
+	/* nothing is layered on the loop transport */
+	if (flags & P4T_SEND_XPORT)
+		return -FI_EINVAL;
 	ret = p4t_loop_msg_check(hdr, hdr_len, iov, iovcnt, &len);
 	if (ret)
 		return ret;

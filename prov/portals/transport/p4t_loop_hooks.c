@@ -1,17 +1,26 @@
 /*
- * p4t_loop_hooks.c - the loop transport's test hooks (p4t_loop.h):
- * injecting raw bytes as if a peer sent them, holding an iface's inbound
- * queue, failing a link as a network fault would, the queue limit and the
- * statistics. Not here: anything a real transport does (p4t_loop.c,
- * p4t_loop_rma.c).
+ * p4t_loop_hooks.c - the loop transport's test hooks (p4t_loop.h): any
+ * bytes injected as if a peer had sent them, holding an iface's delivery,
+ * failing a link, the queue bound, the counters.
+ *
+ * Not here: the registry, links, send and progress (p4t_loop.c), the
+ * exposure table, pull and push (p4t_loop_rma.c).
  */
 #include <config.h>
 
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <rdma/fi_errno.h>
 
+#include "p4t.h"
+#include "p4t_loop.h"
 #include "p4t_loop_priv.h"
+#include "p4_wire.h"
+#include "p4u_compiler.h"
+#include "p4u_list.h"
+
+/* ---- test hooks (p4t_loop.h) ------------------------------------------- */
 
 static struct p4t_loop_iface *p4t_loop_hook_iface(struct p4t_iface *iface)
 {

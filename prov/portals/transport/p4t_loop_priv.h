@@ -1,13 +1,13 @@
 /*
  * p4t_loop_priv.h - the loop transport's internal objects, shared by its
- * two files:
+ * files:
  *
- *   p4t_loop.c      the registry (address -> iface), links (a pair of
- *                   struct p4t_loop_conn, one per end), the inbound
- *                   message queue and event queue of each iface, send,
- *                   progress, the ops table, the test hooks
- *   p4t_loop_rma.c  the exposure table, pull and push
- *   p4t_loop_hooks.c  the test hooks (inject, hold, fail a link, stats)
+ *   p4t_loop.c        the registry (address -> iface), links (a pair of
+ *                     struct p4t_loop_conn, one per end), the inbound
+ *                     message queue and event queue of each iface, send,
+ *                     progress, the ops table
+ *   p4t_loop_rma.c    the exposure table, pull and push
+ *   p4t_loop_hooks.c  the test hooks of p4t_loop.h
  *
  * What the transport promises is in p4t_loop.h; this header is not for
  * anyone else.
@@ -151,7 +151,6 @@ void p4t_loop_iface_signal_locked(struct p4t_loop_iface *iface);
 void p4t_loop_iov_copy(const struct iovec *dst, uint64_t dst_off,
 		       const struct iovec *src, uint64_t src_off, size_t len);
 int p4t_loop_link_connect_locked(struct p4t_loop_conn *conn);
-/* for p4t_loop_hooks.c */
 int p4t_loop_addr_parse(const void *addr, size_t addrlen,
 			struct sockaddr_in *sin_p);
 struct p4t_loop_conn *

@@ -1,35 +1,32 @@
 /*
  * p4t_tcp.c - the TCP transport's iface (behaviour: p4t_tcp.h): deferred
- * events, sockets (options, epoll registration, close), accept and
- * handshake deadlines, progress (which sockets to look at, and when), the
- * listening socket, open and close, the ops table and the test hooks.
+ * events (completions and failures reported in order), progress (which
+ * sockets to look at, and when), the listening socket, open and close,
+ * conn_get, the ops table and the test hooks.
  *
- * Not here: addresses (p4t_tcp_addr.c), messages to the iface itself
- * (p4t_tcp_self.c), the handshake (p4t_tcp_hs.c) and the send path of
- * links (p4t_tcp_conn.c), the receive path and emulated RDMA
- * (p4t_tcp_rma.c).
+ * Not here: addresses (p4t_tcp_addr.c), sockets, accept and handshake
+ * deadlines (p4t_tcp_sock.c), the handshake (p4t_tcp_hs.c), links
+ * (p4t_tcp_conn.c), the send path (p4t_tcp_send.c), the receive path
+ * (p4t_tcp_rx.c), emulated RDMA (p4t_tcp_rma.c), messages to the iface
+ * itself (p4t_tcp_self.c).
  */
 #include <config.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
-#include "p4u_time.h"
 
 /* ---- wake-ups and events ----------------------------------------------------- */
 
@@ -120,232 +117,6 @@ int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget)
 	return done;
 }
 
-/* ---- sockets ------------------------------------------------------------------ */
-
-/*
- * Options of every link socket: no Nagle, and a silent peer detected
- * within about peer_timeout_ms: TCP_USER_TIMEOUT bounds unacknowledged
- * data (and, with keepalive on, the probes), keepalive covers idle links.
- */
-int p4t_tcp_sock_setup(struct p4t_tcp_iface *iface, int fd)
-{
-	unsigned int tmo = (unsigned int)P4U_MIN(iface->peer_timeout_ms,
-						 (uint64_t)INT32_MAX);
-	int one = 1, cnt = 3, idle, intvl, ret = 0;
-
-	idle = (int)P4U_MAX(1u, tmo / 2000);
-	intvl = (int)P4U_MAX(1u, tmo / 6000);
-	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &tmo, sizeof(tmo)))
-		ret = -errno;
-	if (iface->sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF,
-					&iface->sndbuf, sizeof(int)))
-		ret = -errno;
-	if (iface->rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF,
-					&iface->rcvbuf, sizeof(int)))
-		ret = -errno;
-	if (ret)
-		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: socket options: %s",
-				fi_strerror(-ret));
-	return ret;
-}
-
-int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = sock };
-	int op = sock->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-
-	if (sock->events == events || sock->fd < 0)
-		return 0;
-	if (epoll_ctl(sock->iface->epfd, op, sock->fd, &ev)) {
-		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: epoll_ctl: %s",
-				fi_strerror(errno));
-		return -errno;
-	}
-	sock->events = events;
-	return 0;
-}
-
-/* Closed now, freed by reap (this round's epoll results may name it). */
-void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
-{
-	if (sock->state == P4T_TCP_SOCK_DEAD)
-		return;
-	if (sock->fd >= 0)
-		close(sock->fd);
-	sock->fd = -1;
-	sock->state = P4T_TCP_SOCK_DEAD;
-	if (sock->conn && sock->conn->sock == sock)
-		sock->conn->sock = NULL;
-	sock->conn = NULL;
-	p4u_list_remove(&sock->node);
-	p4u_list_insert_tail(&sock->iface->dead_socks, &sock->node);
-	p4t_tcp_timer_update(sock->iface);
-}
-
-void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms)
-{
-	sock->deadline_ms = p4u_time_ms() + timeout_ms;
-	p4u_list_insert_tail(&sock->iface->pending, &sock->node);
-	p4t_tcp_timer_update(sock->iface);
-}
-
-/* A tick while anything waits for a deadline, so blocked waiters wake. */
-void p4t_tcp_timer_update(struct p4t_tcp_iface *iface)
-{
-	bool want = !p4u_list_empty(&iface->pending) || iface->nconnecting;
-	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-
-	if (want == iface->timer_armed || iface->closing)
-		return;
-	if (want) {
-		its.it_interval.tv_nsec = P4T_TCP_TICK_MS * 1000000L;
-		its.it_value = its.it_interval;
-	}
-	if (timerfd_settime(iface->tfd, 0, &its, NULL))
-		p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd: %s",
-				fi_strerror(errno));
-	iface->timer_armed = want;
-}
-
-void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
-			uint8_t *buf)
-{
-	struct p4w_hdr hdr = {
-		.version = P4W_VERSION,
-		.type = type,
-		.length = P4T_TCP_HELLO_LEN,
-	};
-	struct p4w_hello hello = {
-		.magic = P4W_MAGIC,
-		.version = P4W_VERSION,
-		.addrlen = (uint16_t)iface->addrlen,
-		.session = iface->session,
-		.auth_key = iface->auth_key,
-	};
-
-	memcpy(hello.addr, &iface->addr, iface->addrlen);
-	p4w_hdr_pack(buf, &hdr);
-	p4w_hello_pack(buf + P4T_TCP_HDR_LEN, &hello);
-}
-
-/* A stray socket goes without disturbing anyone. */
-void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret,
-				const char *why)
-{
-	struct p4t_tcp_iface *iface = sock->iface;
-
-	iface->stats.hs_failed++;
-	iface->stats.rejected++;
-	if (ret == -FI_EBADMSG || ret == -FI_EPROTO || ret == -FI_EMSGSIZE)
-		iface->stats.malformed++;
-	p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: connection closed: %s (%s)",
-			why, fi_strerror(-ret));
-	p4t_tcp_sock_close(sock);
-}
-
-/* BYE on a socket we do not keep, then close it. */
-void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock)
-{
-	uint8_t bye[P4T_TCP_HDR_LEN];
-	struct p4w_hdr hdr = {
-		.version = P4W_VERSION,
-		.type = P4W_T_BYE,
-		.length = P4T_TCP_HDR_LEN,
-	};
-
-	p4w_hdr_pack(bye, &hdr);
-	(void)send(sock->fd, bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
-	p4t_tcp_sock_close(sock);
-}
-
-static void p4t_tcp_accept(struct p4t_tcp_iface *iface)
-{
-	struct p4t_tcp_sock *sock;
-	int i, fd;
-
-	for (i = 0; i < P4T_TCP_ACCEPTS; i++) {
-		fd = accept4(iface->listen_fd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR && errno != ECONNABORTED)
-				p4u_warn_sparse(P4U_LOG_TRANSPORT,
-						"tcp: accept: %s",
-						fi_strerror(errno));
-			return;
-		}
-		sock = calloc(1, sizeof(*sock));
-		if (!sock) {
-			close(fd);
-			return;
-		}
-		sock->iface = iface;
-		sock->fd = fd;
-		sock->state = P4T_TCP_SOCK_HELLO_WAIT;
-		p4u_list_node_init(&sock->node);
-		(void)p4t_tcp_sock_setup(iface, fd);
-		iface->stats.accepts++;
-		p4t_tcp_pending_add(sock, P4U_MIN((uint64_t)P4T_TCP_HELLO_TIMEOUT_MS,
-						  iface->peer_timeout_ms));
-		if (p4t_tcp_sock_watch(sock, EPOLLIN))
-			p4t_tcp_sock_close(sock);
-	}
-}
-
-/* Connect, or after a refusal, connect again (or wait and retry). */
-static void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn)
-{
-	int ret = p4t_tcp_conn_connect(conn);
-
-	if (!ret || (ret == -ECONNREFUSED && p4t_tcp_conn_retry_later(conn)))
-		return;
-	/* reported from progress, as on a network */
-	p4t_tcp_conn_fail(conn, ret == -ECONNREFUSED ? -FI_ECONNREFUSED : ret);
-}
-
-/* Sockets and links that waited too long for their handshake. */
-static void p4t_tcp_deadlines(struct p4t_tcp_iface *iface)
-{
-	struct p4t_tcp_sock *sock, *stmp;
-	struct p4t_tcp_conn *conn, *ctmp;
-	uint64_t now = p4u_time_ms();
-
-	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
-				    struct p4t_tcp_sock, node) {
-		if (now < sock->deadline_ms)
-			continue;
-		if (sock->conn)
-			p4t_tcp_conn_fail(sock->conn, -FI_ETIMEDOUT);
-		else
-			p4t_tcp_sock_reject(sock, -FI_ETIMEDOUT,
-					    "no hello in time");
-		return;	/* the walk may have lost its next: next tick */
-	}
-	if (!iface->nconnecting)
-		return;
-	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
-				    struct p4t_tcp_conn, node) {
-		if (conn->state != P4T_TCP_CONN_CONNECTING || conn->sock)
-			continue;
-		if (conn->retry_ms && now >= conn->retry_ms &&
-		    now < conn->deadline_ms) {
-			conn->retry_ms = 0;
-			p4t_tcp_conn_reconnect(conn);
-			return;
-		}
-		if (now >= conn->deadline_ms) {
-			p4t_tcp_conn_fail(conn, conn->retry_ms ?
-					  -FI_ECONNREFUSED : -FI_ETIMEDOUT);
-			return;
-		}
-	}
-}
-
 /* ---- progress -------------------------------------------------------------------- */
 
 /* tag: what epoll names, a socket or one of the iface's own fds. */
@@ -353,16 +124,9 @@ static int p4t_tcp_sock_event(struct p4t_tcp_iface *iface, void *tag,
 			      uint32_t events, int budget)
 {
 	struct p4t_tcp_sock *sock;
-	uint64_t val;
 
 	if (tag == &iface->listen_fd) {
 		p4t_tcp_accept(iface);
-		return 0;
-	}
-	if (tag == &iface->tfd) {
-		if (read(iface->tfd, &val, sizeof(val)) < 0 && errno != EAGAIN)
-			p4u_warn_sparse(P4U_LOG_TRANSPORT, "tcp: timerfd read");
-		p4t_tcp_deadlines(iface);
 		return 0;
 	}
 	if (tag == &iface->efd)
@@ -439,7 +203,7 @@ static int p4t_tcp_poll_links(struct p4t_tcp_iface *iface,
 /*
  * Few links: read each directly (a recv that finds nothing costs less
  * than epoll_wait plus a recv that finds something), epoll now and then
- * for the listener, timers, handshakes and wake-ups. Many links: only
+ * for the listener, handshakes and wake-ups. Many links: only
  * what epoll reports.
  *
  * A link whose last recv found nothing is left to poll until it has
@@ -478,7 +242,8 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 				done += p4t_tcp_conn_rx(conn, budget - done);
 		}
 		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
-		    p4u_list_empty(&iface->pending) && !iface->nconnecting) {
+		    p4u_list_empty(&iface->pending) && !iface->naccepted &&
+		    !iface->nconnecting) {
 			if (idle)
 				done += p4t_tcp_poll_links(iface, snap, n,
 							   budget > done ?
@@ -640,9 +405,7 @@ static int p4t_tcp_fds_open(struct p4t_tcp_iface *iface,
 
 	iface->epfd = epoll_create1(EPOLL_CLOEXEC);
 	iface->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	iface->tfd = timerfd_create(CLOCK_MONOTONIC,
-				    TFD_NONBLOCK | TFD_CLOEXEC);
-	if (iface->epfd < 0 || iface->efd < 0 || iface->tfd < 0)
+	if (iface->epfd < 0 || iface->efd < 0)
 		return -errno;
 	ret = p4t_tcp_listen(iface, cfg);
 	if (!ret)
@@ -650,8 +413,6 @@ static int p4t_tcp_fds_open(struct p4t_tcp_iface *iface,
 					&iface->listen_fd);
 	if (!ret)
 		ret = p4t_tcp_epoll_add(iface, iface->efd, &iface->efd);
-	if (!ret)
-		ret = p4t_tcp_epoll_add(iface, iface->tfd, &iface->tfd);
 	return ret;
 }
 
@@ -679,8 +440,6 @@ static void p4t_tcp_iface_free(struct p4t_tcp_iface *iface)
 {
 	if (iface->listen_fd >= 0)
 		close(iface->listen_fd);
-	if (iface->tfd >= 0)
-		close(iface->tfd);
 	if (iface->efd >= 0)
 		close(iface->efd);
 	if (iface->epfd >= 0)
@@ -699,7 +458,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			       const struct p4t_iface_config *cfg)
 {
 	iface->base.ops = &p4t_tcp_ops;
-	iface->listen_fd = iface->epfd = iface->efd = iface->tfd = -1;
+	iface->listen_fd = iface->epfd = iface->efd = -1;
 	iface->auth_key = cfg->auth_key;
 	iface->upcalls = cfg->upcalls;
 	iface->upcall_ctx = cfg->upcall_ctx;
@@ -711,6 +470,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 			   P4U_MIN(cfg->rma_offer ? cfg->rma_offer : iface->chunk,
 				   iface->chunk);
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
+	iface->pending_max = P4T_TCP_PENDING_MAX;
 	iface->timers = cfg->timers;
 	iface->epoch = 1;	/* a new link's req_epoch 0: its first goes */
 	p4u_list_init(&iface->corked);
@@ -719,6 +479,7 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	p4u_list_init(&iface->backlog);
 	p4u_list_init(&iface->dead);
 	p4u_list_init(&iface->pending);
+	p4u_list_init(&iface->accepted);
 	p4u_list_init(&iface->dead_socks);
 	p4u_list_init(&iface->evq);
 	p4u_list_init(&iface->selfq);
@@ -802,12 +563,13 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 	/* what peers did wrong is an operator's business: say it once */
 	if (iface->stats.rejected || iface->stats.auth_refused)
 		p4u_warn(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: rejected "
-			 "%llu connections (%llu malformed, %llu auth refused), "
-			 "%llu link failures",
+			 "%llu connections (%llu malformed, %llu auth refused, "
+			 "%llu evicted), %llu link failures",
 			 p4t_tcp_addr_str(&iface->addr, name, sizeof(name)),
 			 (unsigned long long)iface->stats.rejected,
 			 (unsigned long long)iface->stats.malformed,
 			 (unsigned long long)iface->stats.auth_refused,
+			 (unsigned long long)iface->stats.hs_evicted,
 			 (unsigned long long)iface->stats.link_failures);
 	p4u_info(P4U_LOG_TRANSPORT, "tcp: endpoint %s closing: %llu messages "
 		 "sent, %llu received; %llu pulls, %llu served; offers %llu "
@@ -840,6 +602,9 @@ static void p4t_tcp_iface_close(struct p4t_iface *iface_)
 	}
 	p4t_tcp_close_events(iface);
 	p4u_list_foreach_entry_safe(&iface->pending, sock, stmp,
+				    struct p4t_tcp_sock, node)
+		p4t_tcp_sock_close(sock);
+	p4u_list_foreach_entry_safe(&iface->accepted, sock, stmp,
 				    struct p4t_tcp_sock, node)
 		p4t_tcp_sock_close(sock);
 	p4u_list_splice_tail(&iface->dead, &iface->conns);
@@ -883,8 +648,8 @@ static int p4t_tcp_getname(struct p4t_iface *iface_, void *addr,
 }
 
 /* The link to addr: found, or made and its connect started. */
-int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
-		     size_t addrlen, struct p4t_conn **conn_p)
+static int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
+			    size_t addrlen, struct p4t_conn **conn_p)
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	struct p4t_tcp_conn *conn;
@@ -904,7 +669,6 @@ int p4t_tcp_conn_get(struct p4t_iface *iface_, const void *addr,
 		if (!conn)
 			return -FI_ENOMEM;
 		p4t_tcp_conn_reconnect(conn);
-		p4t_tcp_timer_update(iface);
 	}
 	conn->known = true;
 	*conn_p = &conn->base;
@@ -964,4 +728,12 @@ void p4t_tcp_set_queue_limit(struct p4t_iface *iface_, size_t bytes)
 
 	if (iface)
 		iface->queue_limit = bytes ? bytes : P4T_TCP_QUEUE_LIMIT;
+}
+
+void p4t_tcp_set_pending_max(struct p4t_iface *iface_, size_t max)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_hook_iface(iface_);
+
+	if (iface)
+		iface->pending_max = max ? max : P4T_TCP_PENDING_MAX;
 }

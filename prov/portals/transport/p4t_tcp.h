@@ -59,6 +59,24 @@
  * pull or push whose range is outside the cookie's length completes with
  * -FI_EINVAL without any traffic.
  *
+ * Offers (send_offer, up to attr.max_offer = min(cfg.rma_offer or the
+ * chunk, the chunk)): OFFER_ANNOUNCE (the source's cookie and the bytes
+ * offered), the engine's message as it was given, then an OFFER with the
+ * bytes, queued as one unit (batched ones: written together at the
+ * flush, by reference). The receiver serves a pull of exactly [0, len)
+ * of that cookie made in the message's recv upcall from the OFFER,
+ * landing its bytes straight in the pull's memory; other pulls ask at
+ * once, and an OFFER nobody took is read and dropped (offers_dropped).
+ * Frames out of that order, or an OFFER other than the one announced,
+ * are malformed.
+ *
+ * Layering: a transport built on this one (verbs) sends messages of its
+ * own with P4T_SEND_XPORT (at most P4W_XPORT_MAX bytes, copied; not on
+ * the self link): framed as P4W_T_XPORT, in order with the link's other
+ * messages (queued while the link connects), delivered to the peer's
+ * xport_recv upcall. An iface without xport_recv (the engine's) treats
+ * one as malformed input: the link fails, nothing reaches recv.
+ *
  * Self: messages, pulls and pushes to the iface's own address go through
  * an in-process queue delivered in progress; no socket.
  *
@@ -75,8 +93,41 @@
  * keepalive (idle = peer_timeout / 2, interval = peer_timeout / 6, 3
  * probes, whole seconds, at least 1 s each), bounded by the user timeout:
  * detection takes peer_timeout_ms plus up to one probe interval, and never
- * less than ~2 s on an idle link. A socket that sends no valid HELLO
- * within P4T_TCP_HELLO_TIMEOUT_MS is closed.
+ * less than ~2 s on an idle link.
+ *
+ * Deadlines: timers on the owner's queue (cfg.timers), one per object
+ * timed, each firing at its own time when the owner runs the queue (the
+ * engine's worker, before it progresses; tests run it in their pump), so
+ * any number of them fire in one run and none waits for a tick. An
+ * accepted socket that sends no valid HELLO within
+ * min(P4T_TCP_HELLO_TIMEOUT_MS, peer_timeout_ms) of its accept is closed.
+ * An outgoing attempt has peer_timeout_ms from its connect() to the
+ * HELLO_ACK, else its link fails with -FI_ETIMEDOUT. A connect refused by
+ * the peer's host is tried again after a pause (P4T_TCP_RETRY_MIN_MS,
+ * doubling up to P4T_TCP_RETRY_MAX_MS) as long as the retry comes before
+ * peer_timeout_ms after conn_get, else the link fails with
+ * -FI_ECONNREFUSED at that refusal; a link waiting for the peer's socket
+ * after a collision fails with -FI_ETIMEDOUT peer_timeout_ms after the
+ * BYE. Timers go with what they time (socket closed, link up, failed or
+ * closed, iface closed). A failure a timer causes is reported, like
+ * every failure, by the next progress call (the iface's wait fd is
+ * readable then).
+ *
+ * Handshaking sockets: at most P4T_TCP_PENDING_MAX accepted sockets wait
+ * for their HELLO at a time; accepting one more closes the oldest of them
+ * first (counted in hs_evicted, hs_failed and rejected). The oldest, not
+ * the newest: sockets held open in silence to block the endpoint are the
+ * old ones, while a real peer sends its HELLO as soon as its connect
+ * completes, so it is read within a progress call or two of its accept,
+ * long before 256 newer connections (at most P4T_TCP_ACCEPTS = 16 are
+ * accepted per progress call) could push it out; refusing the newest
+ * instead would lock real peers out for a whole handshake timeout. 256:
+ * far above what a burst of real peers keeps waiting at once (each leaves
+ * the list a round after its accept), and far below the 1024 descriptors
+ * a process commonly gets (RLIMIT_NOFILE), so silent connections cannot
+ * take the descriptors the process needs for its real links. Established
+ * links are not touched: an accept and an eviction cost O(1), and no
+ * more than P4T_TCP_ACCEPTS happen per progress call.
  *
  * Progress: events first (completions, failures), then the self queue,
  * then sockets. Up to P4T_TCP_DIRECT_LINKS established links are polled
@@ -86,8 +137,9 @@
  * (which takes no socket lock) instead. With more links only the
  * sockets epoll reports are touched. The wait fd is the iface's epoll fd:
  * readable when any socket is readable (or writable with data queued),
- * when completions, self messages or staged messages are waiting, or
- * while handshakes run (a 100 ms tick checks their deadlines).
+ * or when completions, self messages or staged messages are waiting. It
+ * holds nothing for deadlines: who sleeps on it also waits for the
+ * owner's earliest deadline (the worker's timerfd).
  */
 #ifndef P4T_TCP_H
 #define P4T_TCP_H
@@ -102,6 +154,11 @@
 #define P4T_TCP_MAX_MSG		((size_t)8 << 20)	/* largest message */
 #define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
 #define P4T_TCP_HELLO_TIMEOUT_MS 5000u
+#define P4T_TCP_PENDING_MAX	256	/* accepted, waiting for HELLO */
+/* A refused connect is tried again after a pause doubling from MIN to
+ * MAX, while the retry still comes before the link's deadline. */
+#define P4T_TCP_RETRY_MIN_MS	20
+#define P4T_TCP_RETRY_MAX_MS	1000
 
 /* Counters of one iface since it was opened. */
 struct p4t_tcp_stats {
@@ -125,6 +182,7 @@ struct p4t_tcp_stats {
 	uint64_t rejected;		/* peer sockets / links closed for bad
 					 * input (handshake or later) */
 	uint64_t hs_failed;		/* stray sockets closed before a link */
+	uint64_t hs_evicted;		/* ... for newer ones (the limit) */
 	uint64_t link_failures;		/* links failed (conn_failed due) */
 	uint64_t restarts;		/* links failed by a new peer session */
 	uint64_t pulls;			/* pulls posted here */
@@ -137,6 +195,8 @@ struct p4t_tcp_stats {
 	uint64_t rma_bytes_in;		/* landed here */
 	uint64_t rma_bytes_staged;	/* ... of them copied out of staging */
 	uint64_t self_msgs;
+	uint64_t xport_sent;		/* P4T_SEND_XPORT messages sent */
+	uint64_t xport_recv;		/* ... handed to xport_recv */
 	uint64_t links;			/* live links now */
 };
 
@@ -149,9 +209,12 @@ int p4t_tcp_stats(struct p4t_iface *iface, struct p4t_tcp_stats *stats);
 /*
  * Test hooks. SO_SNDBUF / SO_RCVBUF (bytes, 0 = kernel default) for the
  * sockets iface opens or accepts from now on; the bound on bytes queued
- * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT).
+ * per link before requests get -FI_EAGAIN (0 = P4T_TCP_QUEUE_LIMIT); the
+ * number of accepted sockets waiting for their HELLO at once (0 =
+ * P4T_TCP_PENDING_MAX; those over a lowered limit go at the next accept).
  */
 void p4t_tcp_set_sockbuf(struct p4t_iface *iface, int sndbuf, int rcvbuf);
 void p4t_tcp_set_queue_limit(struct p4t_iface *iface, size_t bytes);
+void p4t_tcp_set_pending_max(struct p4t_iface *iface, size_t max);
 
 #endif /* P4T_TCP_H */

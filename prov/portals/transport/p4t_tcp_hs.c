@@ -23,7 +23,6 @@
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
-#include "p4u_time.h"
 
 /* ---- the handshake ------------------------------------------------------------- */
 
@@ -115,10 +114,12 @@ static void p4t_tcp_hs_answer(struct p4t_tcp_sock *sock,
 	int ret;
 
 	if (hdr->type == P4W_T_BYE) {
-		/* the peer keeps its socket to us: wait for it */
+		/* the peer keeps its socket to us: wait for it, the peer
+		 * timeout from now (armed as the socket closes) */
 		iface->stats.collisions++;
+		conn->deadline_ns = p4u_time_ns() +
+				    iface->peer_timeout_ms * 1000000ull;
 		p4t_tcp_sock_close(sock);
-		conn->deadline_ms = p4u_time_ms() + iface->peer_timeout_ms;
 		return;
 	}
 	ret = hdr->type == P4W_T_HELLO_ACK ?

@@ -1,14 +1,23 @@
 /*
  * p4t_tcp_priv.h - the TCP transport's internal objects, shared by its
- * three files:
+ * files:
  *
- *   p4t_tcp.c       iface: addresses, events, the self queue, sockets,
- *                   accept, deadlines, progress, listen, open / close,
+ *   p4t_tcp.c       iface: events (deferred upcalls), progress (which
+ *                   sockets to look at, and when), listen, open / close,
  *                   the ops table, test hooks
- *   p4t_tcp_conn.c  links: connect, handshake (collisions, restarts),
- *                   send queue, writev, failures and close
- *   p4t_tcp_rma.c   the receive path (staging, in-place delivery, direct
- *                   landing), exposures, emulated pull / push
+ *   p4t_tcp_addr.c  addresses: parse, normalise, compare, hash, print
+ *   p4t_tcp_sock.c  sockets before they are a link's: options, epoll,
+ *                   close, handshake deadlines, accept and its limit
+ *   p4t_tcp_hs.c    the handshake (HELLO / HELLO_ACK / BYE), collisions,
+ *                   restarts
+ *   p4t_tcp_conn.c  links: connect, retries and the link's deadlines,
+ *                   adopting a socket, failures and close; iov helpers
+ *   p4t_tcp_send.c  the send path: direct sends, the write queue,
+ *                   batching, offers, layered messages, flushing
+ *   p4t_tcp_rx.c    the receive path: staging, in-place delivery,
+ *                   transport messages, where chunk data lands
+ *   p4t_tcp_rma.c   exposures, emulated pull / push, serving pulls
+ *   p4t_tcp_self.c  messages to the iface's own address
  *
  * What the transport promises is in p4t_tcp.h; this header is not for
  * anyone else. There are no locks: an iface is used by one thread at a
@@ -20,11 +29,14 @@
  *   simultaneous connect. A failed or closed link moves to iface->dead and
  *   is freed by p4t_tcp_reap() at the end of progress (never while an
  *   upcall on it runs, never while epoll results may still name it).
- * - struct p4t_tcp_sock: one TCP socket. Pending sockets (connecting,
- *   handshaking, accepted and waiting for HELLO) are on iface->pending
- *   with a deadline; an established one belongs to its link. Closed
- *   sockets also go to the dead list first (epoll results of the current
- *   round may point at them).
+ * - struct p4t_tcp_sock: one TCP socket. Pending sockets (outgoing ones
+ *   connecting or handshaking on iface->pending, accepted ones waiting
+ *   for HELLO on iface->accepted, oldest first, at most pending_max of
+ *   them) have their handshake deadline armed on the owner's timer
+ *   queue; an
+ *   established one belongs to its link. Closed sockets also go to the
+ *   dead list first (epoll results of the current round may point at
+ *   them); their timer is cancelled when they close.
  * - struct p4t_tcp_tx: a queued message or chunk on conn->txq (pooled).
  * - struct p4t_tcp_rma: a pull (puller side), a stream of PULL_DATA
  *   chunks (owner side) or a push (pooled; a pull's handle is its id).
@@ -54,13 +66,16 @@
 #include "p4u_list.h"
 #include "p4u_log.h"
 #include "p4u_pool.h"
+#include "p4u_time.h"
+#include "p4u_timer.h"
 
 #define P4T_TCP_HDR_LEN		sizeof(struct p4w_hdr)
 #define P4T_TCP_HELLO_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_hello))
 #define P4T_TCP_DATA_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_data))
 #define P4T_TCP_PULL_REQ_LEN	(P4T_TCP_HDR_LEN + sizeof(struct p4w_pull_req))
-#define P4T_TCP_HEAD_MAX	192	/* header bytes kept inside a tx (a
-					 * request and an OFFER header) */
+#define P4T_TCP_HEAD_MAX	256	/* header bytes kept inside a tx (an
+					 * offer: OFFER_ANNOUNCE, a request,
+					 * the OFFER header) */
 #define P4T_TCP_BATCH_MAX	65536	/* batched bytes written at once */
 #define P4T_TCP_BATCH_REF_MAX	32768	/* larger sends are not batched */
 #define P4T_TCP_TX_IOV		4	/* caller iovecs kept inside a tx */
@@ -73,11 +88,6 @@
 #define P4T_TCP_DIRECT_LINKS	8	/* up to this many: poll each link */
 #define P4T_TCP_EPOLL_EVERY	8	/* ... and epoll every n-th call */
 #define P4T_TCP_EPOLL_EVENTS	64
-#define P4T_TCP_TICK_MS		100	/* deadline timer while handshaking */
-/* A refused connect is tried again after a pause growing between these,
- * till the peer timeout (p4t_tcp_conn_retry_later). */
-#define P4T_TCP_RETRY_MIN_MS	20
-#define P4T_TCP_RETRY_MAX_MS	1000
 #define P4T_TCP_CHUNK_DEFAULT	((size_t)128 << 10)
 #define P4T_TCP_TIMEOUT_DEFAULT	30000u	/* peer_timeout_ms when 0 */
 /* pooled copies: up to an inline payload with its engine headers */
@@ -154,6 +164,16 @@ enum p4t_tcp_rx_mode {
 
 struct p4t_tcp_mem;
 
+/* Where an offer the peer announced stands (p4_wire.h, Offers). */
+enum p4t_tcp_offer_state {
+	P4T_TCP_OFFER_NONE,
+	P4T_TCP_OFFER_ANNOUNCED,	/* OFFER_ANNOUNCE read: its engine
+					 * message comes next */
+	P4T_TCP_OFFER_UPCALL,		/* that message's recv upcall runs:
+					 * a pull of the offer is held */
+	P4T_TCP_OFFER_DATA,		/* the OFFER comes next */
+};
+
 struct p4t_tcp_rx {
 	uint8_t *buf;			/* P4T_TCP_STAGE bytes */
 	size_t head, tail;		/* staged bytes: [head, tail) */
@@ -168,9 +188,12 @@ struct p4t_tcp_rx {
 	bool bulk;			/* chunks are streaming in */
 	struct p4t_tcp_rma *pull;	/* PULL_DATA: whose chunk */
 	struct p4t_tcp_mem *mem;	/* PUSH_DATA: the exposure */
-	/* the message just delivered was flagged P4W_F_OFFER: an OFFER is
-	 * next; offer_pull: the pull held back for it (p4t_tcp_pull) */
-	bool offer_next;
+	/* an announced offer: its source, bytes, and the pull its recv
+	 * upcall made of exactly them (p4t_tcp_pull), which its OFFER's
+	 * bytes land in */
+	enum p4t_tcp_offer_state offer;
+	struct p4w_cookie offer_src;
+	uint64_t offer_len;
 	struct p4t_tcp_rma *offer_pull;
 	/* BIG */
 	uint8_t *big;
@@ -191,14 +214,15 @@ struct p4t_tcp_iface;
 struct p4t_tcp_conn;
 
 struct p4t_tcp_sock {
-	struct p4u_list node;		/* iface->pending, or dead_socks */
+	struct p4u_list node;		/* iface->pending or ->accepted, or
+					 * dead_socks */
 	struct p4t_tcp_iface *iface;
 	struct p4t_tcp_conn *conn;	/* outgoing or adopted; NULL before */
 	int fd;
 	enum p4t_tcp_sock_state state;
 	bool outgoing;
 	uint32_t events;		/* registered with epoll */
-	uint64_t deadline_ms;		/* pending sockets */
+	struct p4u_timer timer;		/* pending: handshake deadline */
 	size_t ctl_len, ctl_off;	/* handshake bytes to write first */
 	uint8_t ctl[P4T_TCP_HELLO_LEN];
 	size_t hs_got;			/* handshake bytes read */
@@ -231,8 +255,15 @@ struct p4t_tcp_conn {
 	bool rx_idle;			/* the last recv found nothing */
 	bool has_session;
 	uint64_t session;		/* the peer's, from its HELLO(_ACK) */
-	uint64_t deadline_ms;		/* CONNECTING */
-	uint64_t retry_ms;		/* CONNECTING, refused: connect again */
+	/*
+	 * CONNECTING: the link's own deadline, armed while no attempt of
+	 * ours is in flight (an attempt is timed by its socket's timer):
+	 * waiting to retry after a refusal, or for the peer's socket after
+	 * a collision. retry_timer: connect again after a refusal.
+	 */
+	uint64_t deadline_ns;
+	struct p4u_timer deadline_timer;
+	struct p4u_timer retry_timer;
 	uint32_t backoff_ms;		/* the pause after the next refusal */
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
@@ -289,7 +320,6 @@ struct p4t_tcp_iface {
 	int listen_fd;
 	int epfd;			/* the wait fd */
 	int efd;			/* eventfd: events, self queue, backlog */
-	int tfd;			/* timerfd: handshake deadlines */
 	uint64_t session;
 	uint64_t auth_key;
 	uint64_t salt;			/* cookie key = handle ^ salt */
@@ -303,7 +333,10 @@ struct p4t_tcp_iface {
 	struct p4u_list established;	/* links with a socket to poll */
 	struct p4u_list backlog;
 	struct p4u_list dead;		/* links to free in reap */
-	struct p4u_list pending;	/* handshaking sockets */
+	struct p4u_list pending;	/* outgoing handshaking sockets */
+	struct p4u_list accepted;	/* HELLO_WAIT sockets, oldest first */
+	size_t naccepted;
+	size_t pending_max;		/* naccepted at most */
 	struct p4u_list dead_socks;
 	struct p4u_list evq;
 	struct p4u_list selfq;		/* struct p4t_tcp_selfmsg */
@@ -321,7 +354,6 @@ struct p4t_tcp_iface {
 	unsigned tick;
 	unsigned epoch;			/* progress calls (from 1) */
 	bool signaled;			/* efd holds a count */
-	bool timer_armed;
 	bool closing;
 	bool in_progress;		/* sends now come from upcalls */
 	struct p4u_list corked;		/* links with batched sends queued */
@@ -347,32 +379,43 @@ static inline struct p4t_tcp_conn *p4t_tcp_conn_of(struct p4t_conn *conn)
 	return container_of(conn, struct p4t_tcp_conn, base);
 }
 
-/* ---- p4t_tcp.c ------------------------------------------------------------ */
-
+/* ---- p4t_tcp_addr.c ------------------------------------------------------- */
 
 int p4t_tcp_addr_parse(const void *addr, size_t addrlen,
 		       struct sockaddr_storage *ss, socklen_t *len_p);
 bool p4t_tcp_addr_eq(const struct sockaddr_storage *a, socklen_t alen,
 		     const struct sockaddr_storage *b, socklen_t blen);
+int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
+		     const struct sockaddr_storage *b, socklen_t blen);
 uint64_t p4t_tcp_addr_hash(const struct sockaddr_storage *ss, socklen_t len);
 const char *p4t_tcp_addr_str(const struct sockaddr_storage *ss, char *buf,
 			     size_t len);
+
+/* ---- p4t_tcp.c ------------------------------------------------------------ */
+
 void p4t_tcp_signal(struct p4t_tcp_iface *iface);
 void p4t_tcp_ev_post(struct p4t_tcp_iface *iface, struct p4t_tcp_ev *ev);
 void p4t_tcp_ev_post_conn(struct p4t_tcp_conn *conn, struct p4t_tcp_ev *ev);
-int p4t_tcp_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
-		     const struct sockaddr_storage *b, socklen_t blen);
 int p4t_tcp_events_run(struct p4t_tcp_iface *iface, int budget);
 
+/* ---- p4t_tcp_sock.c ------------------------------------------------------- */
+
 int p4t_tcp_sock_setup(struct p4t_tcp_iface *iface, int fd);
+struct p4t_tcp_sock *p4t_tcp_sock_new(struct p4t_tcp_iface *iface, int fd);
 int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events);
 void p4t_tcp_sock_close(struct p4t_tcp_sock *sock);
 void p4t_tcp_pending_add(struct p4t_tcp_sock *sock, uint64_t timeout_ms);
+void p4t_tcp_timer_arm_ms(struct p4t_tcp_iface *iface, struct p4u_timer *timer,
+			  uint64_t from_ns, uint64_t ms);
 void p4t_tcp_hello_pack(struct p4t_tcp_iface *iface, uint8_t type,
 			uint8_t *buf);
-void p4t_tcp_timer_update(struct p4t_tcp_iface *iface);
 void p4t_tcp_sock_reject(struct p4t_tcp_sock *sock, int ret, const char *why);
 void p4t_tcp_sock_bye(struct p4t_tcp_sock *sock);
+void p4t_tcp_accept(struct p4t_tcp_iface *iface);
+
+/* ---- p4t_tcp_hs.c --------------------------------------------------------- */
+
+void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
 
 /* ---- p4t_tcp_self.c ------------------------------------------------------- */
 
@@ -384,27 +427,6 @@ struct p4t_tcp_conn *p4t_tcp_self_get(struct p4t_tcp_iface *iface);
 
 /* ---- p4t_tcp_conn.c ------------------------------------------------------- */
 
-struct p4t_tcp_conn *p4t_tcp_conn_find(struct p4t_tcp_iface *iface,
-				       const struct sockaddr_storage *ss,
-				       socklen_t len);
-struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
-					 const struct sockaddr_storage *ss,
-					 socklen_t len);
-int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn);
-bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn);
-int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
-void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
-void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
-int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
-void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
-void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
-void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
-void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
-void p4t_tcp_conn_bye(struct p4t_tcp_conn *conn);
-void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx);
-struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
-				  size_t len);
-void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
 size_t p4t_tcp_iov_slice(const struct iovec *iov, size_t iovcnt,
 			 uint64_t off, size_t len, struct iovec *out,
 			 size_t max);
@@ -413,23 +435,58 @@ void p4t_tcp_iov_copy_in(const struct iovec *iov, size_t iovcnt, uint64_t off,
 void p4t_tcp_iov_copy_out(void *dst, const struct iovec *iov, size_t iovcnt,
 			  uint64_t off, size_t len);
 int p4t_tcp_errno_status(int err);
+struct p4t_tcp_conn *p4t_tcp_conn_find(struct p4t_tcp_iface *iface,
+				       const struct sockaddr_storage *ss,
+				       socklen_t len);
+struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
+					 const struct sockaddr_storage *ss,
+					 socklen_t len);
+int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_reconnect(struct p4t_tcp_conn *conn);
+bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_wait_peer(struct p4t_tcp_conn *conn);
+int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock);
+void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_fail(struct p4t_tcp_conn *conn, int status);
+void p4t_tcp_conn_free(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_bye(struct p4t_tcp_conn *conn);
+void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 
-int p4t_tcp_conn_get(struct p4t_iface *iface, const void *addr, size_t addrlen,
-		     struct p4t_conn **conn_p);
+/* ---- p4t_tcp_send.c ------------------------------------------------------- */
+
+void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
+void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx);
+struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
+				  size_t len);
+void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
+int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
+void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
 int p4t_tcp_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx, unsigned flags);
 int p4t_tcp_send_offer(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const void *hdr, size_t hdr_len, struct p4t_mem *mem,
 		       size_t len, void *op_ctx, unsigned flags);
-void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 
-/* ---- p4t_tcp_rma.c --------------------------------------------------------- */
+/* ---- p4t_tcp_rx.c --------------------------------------------------------- */
+
+int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget);
+void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
+			    const char *what);
+
+/* ---- p4t_tcp_rma.c -------------------------------------------------------- */
 
 int p4t_tcp_mem_expose(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const struct iovec *iov, size_t iovcnt, unsigned access,
 		       struct p4w_cookie *cookie, struct p4t_mem **mem_p);
 void p4t_tcp_mem_unexpose(struct p4t_iface *iface, struct p4t_mem *mem);
+void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
+			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie);
+int p4t_tcp_mem_lookup(struct p4t_tcp_iface *iface, struct p4t_tcp_conn *conn,
+		       uint64_t key, uint64_t off, uint64_t len,
+		       unsigned access, struct p4t_tcp_mem **mem_p);
+void p4t_tcp_mem_forget_conn(struct p4t_tcp_conn *conn);
+void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface);
 int p4t_tcp_pull(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 const struct iovec *local, size_t iovcnt, size_t len,
@@ -438,13 +495,7 @@ int p4t_tcp_push(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct iovec *local, size_t iovcnt, size_t len,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 void *op_ctx);
-void p4t_tcp_mem_cookie(struct p4t_tcp_iface *iface,
-			const struct p4t_tcp_mem *mem, struct p4w_cookie *cookie);
-void p4t_tcp_mem_forget_conn(struct p4t_tcp_conn *conn);
-void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface);
-int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget);
-void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
-			    const char *what);
+int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg);
 void p4t_tcp_rma_chunk_written(struct p4t_tcp_tx *tx);
 void p4t_tcp_rma_abort(struct p4t_tcp_rma *rma, int status);
 void p4t_tcp_rma_free(struct p4t_tcp_iface *iface, struct p4t_tcp_rma *rma);

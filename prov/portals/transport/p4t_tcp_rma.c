@@ -1,13 +1,14 @@
 /*
- * p4t_tcp_rma.c - what a TCP link receives, and emulated RDMA: the
- * receive path (one read into the staging buffer, messages delivered in
- * place, chunk payloads read straight into their destination, messages
- * larger than the staging buffer), exposures and their cookies, pull
- * (PULL_REQ answered by a stream of PULL_DATA chunks) and push
- * (PUSH_DATA chunks), on both ends, and the self case.
+ * p4t_tcp_rma.c - the TCP transport's emulated RDMA: exposures and their
+ * cookies, the rma objects (a pull, a stream serving the peer's pull, a
+ * push) and their chunks, posting pull (PULL_REQ) and push (PUSH_DATA
+ * chunks) and the self case, and serving the peer's PULL_REQ (a stream of
+ * PULL_DATA chunks, or a refusal).
  *
- * Not here: how chunks are written (p4t_tcp_conn.c gathers a chunk's
- * head and body like any queued message).
+ * Not here: where received chunks land and how an offer serves a pull
+ * (p4t_tcp_rx.c, with the rest of the receive path); how chunks are
+ * written (p4t_tcp_send.c gathers a chunk's head and body like any queued
+ * message).
  *
  * A stream or push is one tx on the link's write queue describing its
  * current chunk; when the chunk is written the next is armed. A stream
@@ -31,317 +32,6 @@
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
-
-/* The receiving end of chunks and pulls (below the receive path). */
-static int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg);
-static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
-				 const struct p4w_hdr *hdr,
-				 const uint8_t *body);
-static void p4t_tcp_rx_data_end(struct p4t_tcp_conn *conn);
-static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
-			    const struct p4w_data *d);
-static int p4t_tcp_pull_ask(struct p4t_tcp_conn *conn,
-			    struct p4t_tcp_rma *rma);
-
-/* ---- receiving ------------------------------------------------------------- */
-
-void p4t_tcp_conn_malformed(struct p4t_tcp_conn *conn, int ret,
-			    const char *what)
-{
-	char buf[64];
-
-	conn->iface->stats.malformed++;
-	conn->iface->stats.rejected++;
-	p4u_warn_sparse(P4U_LOG_TRANSPORT,
-			"tcp: %s from %s: %s; closing the link", what,
-			p4t_tcp_addr_str(&conn->addr, buf, sizeof(buf)),
-			fi_strerror(-ret));
-	p4t_tcp_conn_fail(conn, ret);
-}
-
-/* Hand one message to the engine; 0, or -1 when the link went down. */
-static int p4t_tcp_rx_deliver(struct p4t_tcp_conn *conn, const uint8_t *msg,
-			      size_t len)
-{
-	struct p4t_tcp_iface *iface = conn->iface;
-	int ret;
-
-	/* an OFFER comes next: pulls this upcall makes may wait for it */
-	conn->rx.offer_next = (msg[offsetof(struct p4w_hdr, flags)] &
-			       P4W_F_OFFER) != 0;
-	conn->busy = true;
-	ret = iface->upcalls->recv(iface->upcall_ctx, &conn->base, msg, len);
-	conn->busy = false;
-	iface->stats.msgs_recv++;
-	iface->stats.bytes_recv += len;
-	if (ret < 0 && conn->state == P4T_TCP_CONN_ESTABLISHED)
-		p4t_tcp_conn_malformed(conn, ret, "message refused by the engine");
-	return conn->state == P4T_TCP_CONN_ESTABLISHED ? 0 : -1;
-}
-
-/* Land what is staged of the current chunk; finish it when complete. */
-static void p4t_tcp_rx_land_staged(struct p4t_tcp_conn *conn)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	size_t take = P4U_MIN(rx->left, rx->tail - rx->head);
-
-	if (take && !rx->discard)
-		p4t_tcp_iov_copy_in(rx->iov, rx->iovcnt, rx->off,
-				    rx->buf + rx->head, take);
-	rx->head += take;
-	rx->off += take;
-	rx->left -= take;
-	conn->iface->stats.rma_bytes_in += take;
-	conn->iface->stats.rma_bytes_staged += take;
-	if (rx->left) {
-		rx->mode = P4T_TCP_RX_LAND;
-		return;
-	}
-	p4t_tcp_rx_data_end(conn);
-}
-
-/* A transport message at the head of the staged bytes; false: need more. */
-static bool p4t_tcp_rx_transport(struct p4t_tcp_conn *conn,
-				 const struct p4w_hdr *hdr, int *ret_p)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	size_t avail = rx->tail - rx->head;
-
-	*ret_p = 0;
-	switch (hdr->type) {
-	case P4W_T_PULL_DATA:
-	case P4W_T_PUSH_DATA:
-	case P4W_T_OFFER:
-		if (avail < P4T_TCP_DATA_LEN)
-			return false;
-		*ret_p = p4t_tcp_rx_data_begin(conn, hdr,
-					       rx->buf + rx->head +
-					       P4T_TCP_HDR_LEN);
-		if (*ret_p)
-			return true;
-		rx->head += P4T_TCP_DATA_LEN;
-		p4t_tcp_rx_land_staged(conn);
-		return true;
-	case P4W_T_PULL_REQ:
-		if (avail < hdr->length)
-			return false;
-		*ret_p = p4t_tcp_rx_pull_req(conn, rx->buf + rx->head);
-		rx->head += hdr->length;
-		return true;
-	case P4W_T_BYE:
-		p4u_info(P4U_LOG_TRANSPORT, "tcp: peer said bye");
-		p4t_tcp_conn_fail(conn, -FI_ECONNRESET);
-		return true;
-	default:	/* a second handshake on a link */
-		*ret_p = -FI_EBADMSG;
-		return true;
-	}
-}
-
-/* An engine message larger than the staging buffer: a buffer of its own. */
-static int p4t_tcp_rx_big(struct p4t_tcp_conn *conn, size_t len)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	size_t avail = rx->tail - rx->head;
-
-	rx->big = malloc(len);
-	if (!rx->big)
-		return -FI_ENOMEM;
-	memcpy(rx->big, rx->buf + rx->head, avail);
-	rx->big_len = len;
-	rx->big_got = avail;
-	rx->head = rx->tail = 0;
-	rx->mode = P4T_TCP_RX_BIG;
-	return 0;
-}
-
-/* Handle staged messages; -1 when the link went down. */
-static int p4t_tcp_rx_parse(struct p4t_tcp_conn *conn, int budget,
-			    int *delivered)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4w_hdr hdr;
-	size_t avail;
-	int ret;
-
-	while (rx->mode == P4T_TCP_RX_PARSE && *delivered < budget) {
-		avail = rx->tail - rx->head;
-		if (avail < P4T_TCP_HDR_LEN)
-			break;
-		ret = p4w_hdr_unpack(rx->buf + rx->head, avail, &hdr);
-		if (!ret && hdr.type < P4W_T_FIRST &&
-		    hdr.length > P4T_TCP_MAX_MSG)
-			ret = -FI_EMSGSIZE;
-		/* an offer announced comes next, and only one announced */
-		if (!ret && rx->offer_next != (hdr.type == P4W_T_OFFER))
-			ret = -FI_EBADMSG;
-		if (!ret && hdr.type >= P4W_T_FIRST) {
-			if (!p4t_tcp_rx_transport(conn, &hdr, &ret))
-				break;
-		} else if (!ret && hdr.length > avail) {
-			if (hdr.length > P4T_TCP_STAGE)
-				ret = p4t_tcp_rx_big(conn, hdr.length);
-			if (!ret)
-				break;
-		} else if (!ret) {
-			rx->bulk = false;
-			rx->head += hdr.length;
-			if (p4t_tcp_rx_deliver(conn, rx->buf + rx->head -
-					       hdr.length, hdr.length))
-				return -1;
-			(*delivered)++;
-		}
-		if (ret) {
-			p4t_tcp_conn_malformed(conn, ret, "malformed message");
-			return -1;
-		}
-		if (conn->state != P4T_TCP_CONN_ESTABLISHED)
-			return -1;
-	}
-	if (rx->head == rx->tail)
-		rx->head = rx->tail = 0;
-	return 0;
-}
-
-/* The destination part of the next read (LAND, BIG); bytes wanted. */
-static size_t p4t_tcp_rx_dest(struct p4t_tcp_conn *conn, struct iovec *v,
-			      size_t max, size_t *n_p)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	size_t i, n = 0, want = 0;
-
-	if (rx->mode == P4T_TCP_RX_BIG) {
-		v[0].iov_base = rx->big + rx->big_got;
-		v[0].iov_len = rx->big_len - rx->big_got;
-		n = 1;
-	} else if (rx->mode == P4T_TCP_RX_LAND && rx->discard) {
-		v[0].iov_base = conn->iface->scratch;
-		v[0].iov_len = P4U_MIN(rx->left, P4T_TCP_SCRATCH);
-		n = 1;
-	} else if (rx->mode == P4T_TCP_RX_LAND) {
-		n = p4t_tcp_iov_slice(rx->iov, rx->iovcnt, rx->off, rx->left, v,
-				      max);
-	}
-	for (i = 0; i < n; i++)
-		want += v[i].iov_len;
-	*n_p = n;
-	return want;
-}
-
-/* Account n bytes read into the destination part. */
-static int p4t_tcp_rx_dest_done(struct p4t_tcp_conn *conn, size_t n)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	uint8_t *big;
-	int ret;
-
-	if (rx->mode == P4T_TCP_RX_LAND) {
-		rx->off += n;
-		rx->left -= n;
-		conn->iface->stats.rma_bytes_in += n;
-		if (!rx->left)
-			p4t_tcp_rx_data_end(conn);
-		return 0;
-	}
-	rx->big_got += n;
-	if (rx->big_got < rx->big_len)
-		return 0;
-	big = rx->big;
-	rx->big = NULL;
-	rx->mode = P4T_TCP_RX_PARSE;
-	ret = p4t_tcp_rx_deliver(conn, big, rx->big_len);
-	free(big);
-	return ret;
-}
-
-/*
- * One read: into the destination of a chunk or big message (if any) and
- * the staging buffer's free space behind it, in one syscall. Returns
- * bytes read, 0 when nothing was there, -1 when the link went down;
- * *drained when the socket gave less than asked (nothing more there).
- */
-static ssize_t p4t_tcp_rx_fill(struct p4t_tcp_conn *conn, bool *drained)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct iovec v[65];
-	size_t n, want, space, dest;
-	ssize_t r;
-
-	if (rx->head) {	/* keep the partial message at the front */
-		memmove(rx->buf, rx->buf + rx->head, rx->tail - rx->head);
-		rx->tail -= rx->head;
-		rx->head = 0;
-	}
-	want = dest = p4t_tcp_rx_dest(conn, v, 64, &n);
-	space = P4T_TCP_STAGE - rx->tail;
-	/*
-	 * While chunks stream in, the next message is most likely another
-	 * chunk: stage only enough for its header, so its payload is read
-	 * straight into place by the next read instead of copied out of a
-	 * full staging buffer. Anything else clears bulk when it is parsed.
-	 */
-	if (rx->bulk)
-		space = P4U_MIN(space, P4T_TCP_BULK_PEEK);
-	/*
-	 * Staged bytes are parsed as what follows the destination: while the
-	 * destination takes only part of what it is owed (scratch of a drop,
-	 * or more pieces than one read takes), read nothing behind it.
-	 */
-	if (rx->mode == P4T_TCP_RX_LAND && dest < rx->left)
-		space = 0;
-	if (space) {
-		v[n].iov_base = rx->buf + rx->tail;
-		v[n++].iov_len = space;
-		want += space;
-	}
-	do {
-		r = n == 1 ? recv(conn->sock->fd, v[0].iov_base, v[0].iov_len,
-				  MSG_DONTWAIT) :
-			     readv(conn->sock->fd, v, (int)n);
-	} while (r < 0 && errno == EINTR);
-	conn->iface->stats.recv_calls++;
-	conn->rx_idle = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-	if (conn->rx_idle)
-		return 0;
-	if (r <= 0) {
-		p4u_info(P4U_LOG_TRANSPORT, "tcp: link %s",
-			 r ? "read error" : "closed by the peer");
-		p4t_tcp_conn_fail(conn, r ? p4t_tcp_errno_status(errno) :
-				  -FI_ECONNRESET);
-		return -1;
-	}
-	*drained = (size_t)r < want;
-	if (dest && p4t_tcp_rx_dest_done(conn, P4U_MIN((size_t)r, dest)))
-		return -1;
-	if ((size_t)r > dest)
-		rx->tail += (size_t)r - dest;
-	return r;
-}
-
-/* Read and deliver up to budget messages; returns how many. */
-int p4t_tcp_conn_rx(struct p4t_tcp_conn *conn, int budget)
-{
-	struct p4t_tcp_iface *iface = conn->iface;
-	bool drained = false;
-	int delivered = 0, reads;
-
-	p4u_list_remove(&conn->backlog);
-	for (reads = 0;; reads++) {
-		if (conn->state != P4T_TCP_CONN_ESTABLISHED ||
-		    p4t_tcp_rx_parse(conn, budget, &delivered))
-			return delivered;
-		if (delivered >= budget) {
-			if (conn->rx.tail > conn->rx.head)
-				p4u_list_insert_tail(&iface->backlog,
-						     &conn->backlog);
-			break;
-		}
-		if (drained || reads == P4T_TCP_READS ||
-		    p4t_tcp_rx_fill(conn, &drained) <= 0)
-			break;
-	}
-	return delivered;
-}
 
 /* ---- exposures ------------------------------------------------------------ */
 
@@ -466,10 +156,9 @@ void p4t_tcp_mem_free_all(struct p4t_tcp_iface *iface)
 }
 
 /* The exposure key names, usable by conn's peer for [off, off + len). */
-static int p4t_tcp_mem_lookup(struct p4t_tcp_iface *iface,
-			      struct p4t_tcp_conn *conn, uint64_t key,
-			      uint64_t off, uint64_t len, unsigned access,
-			      struct p4t_tcp_mem **mem_p)
+int p4t_tcp_mem_lookup(struct p4t_tcp_iface *iface, struct p4t_tcp_conn *conn,
+		       uint64_t key, uint64_t off, uint64_t len,
+		       unsigned access, struct p4t_tcp_mem **mem_p)
 {
 	struct p4t_tcp_mem *mem = p4u_pool_lookup(&iface->mems,
 						  key ^ iface->salt);
@@ -761,11 +450,15 @@ int p4t_tcp_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	if (p4t_tcp_rma_start(conn, rma))
 		return 0;
 	/*
-	 * The message this recv upcall handles brings its data right behind
-	 * it: wait for that OFFER (p4t_tcp_rx_offer) instead of asking.
+	 * The message this recv upcall handles was announced with an offer
+	 * of exactly these bytes, which come right behind it: wait for its
+	 * OFFER (p4t_tcp_rx_offer) instead of asking.
 	 */
-	if (conn->busy && conn->rx.offer_next && !conn->rx.offer_pull &&
-	    !remote_off) {
+	if (conn->busy && conn->rx.offer == P4T_TCP_OFFER_UPCALL &&
+	    !conn->rx.offer_pull && !remote_off &&
+	    len == conn->rx.offer_len &&
+	    remote->key == conn->rx.offer_src.key &&
+	    remote->addr == conn->rx.offer_src.addr) {
 		conn->rx.offer_pull = rma;
 		p4u_list_insert_tail(&conn->pulls, &rma->link);
 		return 0;
@@ -805,7 +498,7 @@ int p4t_tcp_push(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	return 0;
 }
 
-/* ---- the receiving end ------------------------------------------------------- */
+/* ---- serving the peer's pulls -------------------------------------------- */
 
 /* A refused pull: one final PULL_DATA carrying the status, no data. */
 static int p4t_tcp_pull_refuse(struct p4t_tcp_conn *conn, uint64_t pull_id,
@@ -828,7 +521,7 @@ static int p4t_tcp_pull_refuse(struct p4t_tcp_conn *conn, uint64_t pull_id,
 }
 
 /* The peer asks for data we exposed to it. */
-static int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg)
+int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg)
 {
 	struct p4t_tcp_iface *iface = conn->iface;
 	struct p4w_pull_req req;
@@ -857,117 +550,4 @@ static int p4t_tcp_rx_pull_req(struct p4t_tcp_conn *conn, const uint8_t *msg)
 	iface->stats.streams++;
 	p4t_tcp_conn_kick(conn);
 	return 0;
-}
-
-static int p4t_tcp_rx_pull_data(struct p4t_tcp_conn *conn,
-				const struct p4w_data *d)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4t_tcp_rma *rma = p4u_pool_lookup(&conn->iface->rmas, d->id);
-
-	/* pulls end only with their link: an unknown id is a lie */
-	if (!rma || rma->kind != P4T_TCP_RMA_PULL || rma->conn != conn ||
-	    !p4u_list_node_linked(&rma->link))
-		return -FI_EBADMSG;
-	/* one held for an offer was never asked for: its id is a guess */
-	if (rma == rx->offer_pull)
-		return -FI_EBADMSG;
-	if (d->status) {
-		if (!d->last)
-			return -FI_EBADMSG;
-		rma->status = d->status;
-	} else if (d->offset != rma->pos || d->length > rma->len - rma->pos ||
-		   (d->last && rma->pos + d->length != rma->len)) {
-		return -FI_EBADMSG;
-	}
-	rx->iov = rma->iov;
-	rx->iovcnt = rma->iovcnt;
-	rx->off = d->offset;
-	rx->pull = rma;
-	rma->pos += d->length;
-	return 0;
-}
-
-/*
- * An OFFER (it follows the message flagged P4W_F_OFFER; rx is set up for
- * its data by p4t_tcp_rx_data_begin): it serves the pull held back for
- * it if that pull is of exactly its source and length; else it is read
- * and dropped, and the held pull (of other memory, a part of it, or a
- * truncated receive) asks as usual.
- */
-static int p4t_tcp_rx_offer(struct p4t_tcp_conn *conn,
-			    const struct p4w_data *d)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4t_tcp_rma *rma = rx->offer_pull;
-
-	rx->offer_next = false;
-	rx->offer_pull = NULL;
-	if (rma && rma->remote.key == d->dst.key &&
-	    rma->remote.addr == d->dst.addr && rma->len == d->length) {
-		rx->iov = rma->iov;
-		rx->iovcnt = rma->iovcnt;
-		rx->off = 0;
-		rx->pull = rma;
-		rma->pos = rma->len;
-		conn->iface->stats.offers_taken++;
-		return 0;
-	}
-	rx->discard = true;
-	conn->iface->stats.offers_dropped++;
-	return rma ? p4t_tcp_pull_ask(conn, rma) : 0;
-}
-
-/* A chunk header is staged: check it and say where its data goes. */
-static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
-				 const struct p4w_hdr *hdr,
-				 const uint8_t *body)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4t_tcp_mem *mem;
-	struct p4w_data d;
-	int ret;
-
-	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
-	if (!ret)
-		ret = p4w_data_check(hdr, &d);
-	if (ret)
-		return ret;
-	rx->pull = NULL;
-	rx->mem = NULL;
-	rx->discard = false;
-	rx->last = d.last;
-	rx->left = d.length;
-	rx->bulk = d.length > P4T_TCP_BULK_PEEK;
-	if (hdr->type == P4W_T_OFFER)
-		return p4t_tcp_rx_offer(conn, &d);
-	if (hdr->type == P4W_T_PULL_DATA)
-		return p4t_tcp_rx_pull_data(conn, &d);
-	/* a push the peer may not make is a protocol violation */
-	ret = p4t_tcp_mem_lookup(conn->iface, conn, d.dst.key, d.offset,
-				 d.length, P4T_ACCESS_WRITE, &mem);
-	if (ret)
-		return ret;
-	rx->iov = mem->iov;
-	rx->iovcnt = mem->iovcnt;
-	rx->off = d.offset;
-	rx->mem = mem;
-	return 0;
-}
-
-/* The current chunk is all in place. */
-static void p4t_tcp_rx_data_end(struct p4t_tcp_conn *conn)
-{
-	struct p4t_tcp_rx *rx = &conn->rx;
-	struct p4t_tcp_rma *rma = rx->pull;
-
-	rx->mode = P4T_TCP_RX_PARSE;
-	rx->pull = NULL;
-	rx->mem = NULL;
-	rx->discard = false;
-	if (rma && rx->last) {
-		p4u_list_remove(&rma->link);
-		rma->ev.status = rma->status;
-		p4t_tcp_ev_post(conn->iface, &rma->ev);
-	}
 }

@@ -1,35 +1,32 @@
 /*
- * p4t_verbs.c - the verbs transport's iface (behaviour: p4t_verbs.h):
- * device and port discovery, GID selection, the inner TCP iface and its
- * upcalls, links (RC QPs, their bootstrap over TCP and state transitions),
- * failure and teardown, progress, the wait fd, open and close, the ops
- * table and statistics.
+ * p4t_verbs.c - the verbs transport's iface (behaviour: p4t_verbs.h): the
+ * inner TCP iface and its upcalls, links (RC QPs, their bootstrap over
+ * TCP and state transitions), failure and teardown, progress, the wait
+ * fd, open and close, the ops table and statistics.
  *
- * Not here: sends, receives, RMA, exposures and completions
- * (p4t_verbs_data.c).
+ * Not here: devices, ports and GID selection (p4t_verbs_dev.c); sends,
+ * receives, RMA, exposures and completions (p4t_verbs_data.c);
+ * application memory registrations (p4t_verbs_mr.c).
  *
- * Bootstrap records travel on the TCP link as a PUT-shaped engine message
- * (p4_wire.h has no transport type for them, and the TCP transport hands
- * only engine types up) with PT index P4T_VERBS_BOOT_PT and op id
- * P4T_VERBS_BOOT_OPID: the verbs layer consumes them before the engine
- * sees anything; an engine on the TCP transport would refuse them as
- * malformed (no such PT) and close the link, which is the right outcome
- * for a transport mismatch.
+ * Bootstrap records travel on the TCP link as messages of this transport's
+ * own (p4t_send with P4T_SEND_XPORT; TCP frames them as P4W_T_XPORT and
+ * hands them to our xport_recv upcall, in order with the link's other
+ * messages), so the verbs layer never reads an engine header: everything
+ * TCP hands to recv is the engine's and goes up as it is. An engine on
+ * the bare TCP transport (no xport_recv) refuses them as malformed and
+ * closes the link, the right outcome for a transport mismatch.
  */
 #include <config.h>
 
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <rdma/fi_errno.h>
 
 #include "p4t_verbs_priv.h"
@@ -37,202 +34,6 @@
 #include "p4u_compiler.h"
 #include "p4u_log.h"
 #include "p4u_time.h"
-
-/* ---- devices and ports --------------------------------------------------- */
-
-static bool p4t_verbs_gid_v4(const union ibv_gid *gid)
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					    0xff, 0xff };
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
-}
-
-/*
- * The GID to route a RoCE port by: the RoCE v2 entry holding want (an
- * IPv4 address, or 0 for any), else the first RoCE v2 entry with an IPv4
- * address, else the first RoCE v2 entry. -1 if none.
- */
-static int p4t_verbs_gid_pick(struct ibv_context *ctx, uint8_t port,
-			      int tbl_len, uint32_t want, union ibv_gid *gid_p)
-{
-	struct ibv_gid_entry entry;
-	int idx, any = -1, v4 = -1;
-	union ibv_gid any_gid, v4_gid;
-
-	for (idx = 0; idx < tbl_len; idx++) {
-		if (ibv_query_gid_ex(ctx, port, (uint32_t)idx, &entry, 0))
-			continue;
-		if (entry.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (p4t_verbs_gid_v4(&entry.gid)) {
-			if (want && !memcmp(&entry.gid.raw[12], &want, 4)) {
-				*gid_p = entry.gid;
-				return idx;
-			}
-			if (v4 < 0) {
-				v4 = idx;
-				v4_gid = entry.gid;
-			}
-		} else if (any < 0) {
-			any = idx;
-			any_gid = entry.gid;
-		}
-	}
-	if (want)
-		return -1;
-	if (v4 >= 0) {
-		*gid_p = v4_gid;
-		return v4;
-	}
-	if (any >= 0)
-		*gid_p = any_gid;
-	return any;
-}
-
-struct p4t_verbs_port {
-	struct ibv_device *dev;
-	uint8_t port;
-	uint8_t link_layer;
-	int gid_index;
-	union ibv_gid gid;
-	uint16_t lid;
-	enum ibv_mtu mtu;
-	uint32_t max_msg;
-};
-
-/* Is port usable? Fills what routing by it needs (want: see gid_pick). */
-static bool p4t_verbs_port_usable(struct ibv_context *ctx, uint8_t port,
-				  uint32_t want, struct p4t_verbs_port *out)
-{
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, port, &pa) || pa.state != IBV_PORT_ACTIVE)
-		return false;
-	out->port = port;
-	out->link_layer = pa.link_layer;
-	out->lid = pa.lid;
-	out->mtu = pa.active_mtu;
-	out->max_msg = pa.max_msg_sz;
-	if (pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		out->gid_index = p4t_verbs_gid_pick(ctx, port, pa.gid_tbl_len,
-						    want, &out->gid);
-		return out->gid_index >= 0;
-	}
-	if (want)
-		return false;	/* InfiniBand: no IP in its GIDs */
-	out->gid_index = 0;
-	return !ibv_query_gid(ctx, port, 0, &out->gid);
-}
-
-int p4t_verbs_devices(struct p4t_verbs_dev **devs_p, size_t *count_p)
-{
-	struct ibv_device **list;
-	struct p4t_verbs_dev *devs = NULL, *grown;
-	struct ibv_device_attr da;
-	struct p4t_verbs_port vp;
-	struct ibv_context *ctx;
-	struct sockaddr_in *sin;
-	size_t count = 0;
-	int n = 0, i;
-	uint8_t port;
-
-	*devs_p = NULL;
-	*count_p = 0;
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return 0;
-	for (i = 0; i < n; i++) {
-		ctx = ibv_open_device(list[i]);
-		if (!ctx)
-			continue;
-		if (ibv_query_device(ctx, &da)) {
-			ibv_close_device(ctx);
-			continue;
-		}
-		for (port = 1; port <= da.phys_port_cnt; port++) {
-			if (!p4t_verbs_port_usable(ctx, port, 0, &vp))
-				continue;
-			grown = realloc(devs, (count + 1) * sizeof(*devs));
-			if (!grown)
-				break;
-			devs = grown;
-			memset(&devs[count], 0, sizeof(devs[count]));
-			snprintf(devs[count].name, sizeof(devs[count].name),
-				 "%s", ibv_get_device_name(list[i]));
-			devs[count].port = port;
-			if (vp.link_layer == IBV_LINK_LAYER_ETHERNET &&
-			    p4t_verbs_gid_v4(&vp.gid)) {
-				sin = (struct sockaddr_in *)&devs[count].addr;
-				sin->sin_family = AF_INET;
-				memcpy(&sin->sin_addr, &vp.gid.raw[12], 4);
-			}
-			count++;
-		}
-		ibv_close_device(ctx);
-	}
-	ibv_free_device_list(list);
-	*devs_p = devs;
-	*count_p = count;
-	return 0;
-}
-
-/* Open the device and port the iface serves (see p4t_verbs.h). */
-static int p4t_verbs_open_port(struct p4t_verbs_iface *iface,
-			       const struct p4t_iface_config *cfg)
-{
-	const struct sockaddr_in *sin = cfg->addr;
-	uint32_t want = 0;
-	struct ibv_device **list;
-	struct ibv_device_attr da;
-	struct p4t_verbs_port vp;
-	struct ibv_context *ctx;
-	int n = 0, i, pass;
-	uint8_t port;
-
-	if (sin && cfg->addrlen == sizeof(*sin) && sin->sin_family == AF_INET)
-		want = sin->sin_addr.s_addr;
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return -FI_ENODEV;
-	/* first the port that holds our address, then any */
-	for (pass = want ? 0 : 1; pass < 2; pass++) {
-		for (i = 0; i < n; i++) {
-			ctx = ibv_open_device(list[i]);
-			if (!ctx)
-				continue;
-			if (ibv_query_device(ctx, &da))
-				goto next;
-			for (port = 1; port <= da.phys_port_cnt; port++)
-				if (p4t_verbs_port_usable(ctx, port,
-							  pass ? 0 : want, &vp))
-					break;
-			if (port > da.phys_port_cnt)
-				goto next;
-			iface->ctx = ctx;
-			iface->port = vp.port;
-			iface->link_layer = vp.link_layer;
-			iface->gid_index = vp.gid_index;
-			iface->gid = vp.gid;
-			iface->lid = vp.lid;
-			iface->mtu = vp.mtu;
-			iface->max_rma = vp.max_msg ? vp.max_msg : (1u << 30);
-			iface->max_sge = P4U_MIN((uint32_t)da.max_sge,
-						 (uint32_t)P4T_VERBS_MAX_SGE);
-			iface->rd_atom = P4U_MIN((uint32_t)da.max_qp_rd_atom,
-						 (uint32_t)P4T_VERBS_RD_ATOM);
-			p4u_info(P4U_LOG_TRANSPORT, "verbs: %s port %u gid "
-				 "index %d", ibv_get_device_name(list[i]),
-				 vp.port, vp.gid_index);
-			ibv_free_device_list(list);
-			return 0;
-next:
-			ibv_close_device(ctx);
-		}
-	}
-	ibv_free_device_list(list);
-	return -FI_ENODEV;
-}
 
 /* ---- links ----------------------------------------------------------------- */
 
@@ -313,12 +114,10 @@ static int p4t_verbs_qp_create(struct p4t_verbs_conn *conn)
 	return 0;
 }
 
-/* Send a BOOT or READY record on conn's TCP link. */
+/* Send a BOOT or READY record on conn's TCP link (our own message). */
 static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
 {
 	struct p4t_verbs_iface *iface = conn->iface;
-	uint8_t msg[sizeof(struct p4w_hdr) + sizeof(struct p4w_req) +
-		    sizeof(struct p4t_verbs_boot)];
 	struct p4t_verbs_boot boot = {
 		.magic = htole32(P4T_VERBS_BOOT_MAGIC),
 		.version = htole16(P4T_VERBS_BOOT_VERSION),
@@ -329,43 +128,21 @@ static int p4t_verbs_boot_send(struct p4t_verbs_conn *conn, uint8_t kind)
 		.mtu = htole32(iface->mtu),
 		.lid = htole16(iface->lid),
 	};
-	struct p4w_hdr hdr = {
-		.version = P4W_VERSION,
-		.type = P4W_PUT,
-		.length = sizeof(msg),
-	};
-	struct p4w_req req = {
-		.op_id = P4T_VERBS_BOOT_OPID,
-		.rlength = sizeof(boot),
-		.pt_index = P4T_VERBS_BOOT_PT,
-		.proto = P4W_PROTO_EAGER,
-	};
 	int ret;
 
 	memcpy(boot.gid, iface->gid.raw, sizeof(boot.gid));
-	p4w_hdr_pack(msg, &hdr);
-	p4w_req_pack(msg + sizeof(hdr), &req);
-	memcpy(msg + sizeof(hdr) + sizeof(req), &boot, sizeof(boot));
-	ret = p4t_send(iface->tcp, conn->tcp, msg, sizeof(msg), NULL, 0, NULL,
-		       0);
+	ret = p4t_send(iface->tcp, conn->tcp, &boot, sizeof(boot), NULL, 0,
+		       NULL, P4T_SEND_XPORT);
 	return ret < 0 ? ret : 0;
 }
 
-/* Is msg a bootstrap record? Fills boot (host order) if so. */
+/* A record the peer sent (xport_recv): its fields in host order. */
 static bool p4t_verbs_boot_parse(const void *msg, size_t len,
 				 struct p4t_verbs_boot *boot)
 {
-	const uint8_t *bytes = msg;
-	struct p4w_hdr hdr;
-	struct p4w_req req;
-
-	if (len != sizeof(hdr) + sizeof(req) + sizeof(*boot) ||
-	    p4w_hdr_unpack(msg, len, &hdr) || hdr.type != P4W_PUT ||
-	    p4w_req_unpack(bytes + sizeof(hdr), len - sizeof(hdr), &req) ||
-	    req.pt_index != P4T_VERBS_BOOT_PT ||
-	    req.op_id != P4T_VERBS_BOOT_OPID)
+	if (len != sizeof(*boot))
 		return false;
-	memcpy(boot, bytes + sizeof(hdr) + sizeof(req), sizeof(*boot));
+	memcpy(boot, msg, sizeof(*boot));
 	boot->magic = le32toh(boot->magic);
 	boot->version = le16toh(boot->version);
 	boot->qpn = le32toh(boot->qpn);
@@ -525,8 +302,21 @@ static int p4t_verbs_failing(struct p4t_verbs_iface *iface)
 
 /* ---- the inner TCP iface's upcalls --------------------------------------------- */
 
+/* The engine's messages over TCP (the self queue): up as they are. */
 static int p4t_verbs_tcp_recv(void *ctx, struct p4t_conn *tcp, const void *msg,
 			      size_t len)
+{
+	struct p4t_verbs_iface *iface = ctx;
+	struct p4t_verbs_conn *conn = tcp->engine_ctx;
+
+	if (!conn || iface->closing)
+		return 0;
+	return iface->upcalls->recv(iface->upcall_ctx, &conn->base, msg, len);
+}
+
+/* Our peer's bootstrap record: BOOT (its QP) or READY (it can receive). */
+static int p4t_verbs_tcp_xport_recv(void *ctx, struct p4t_conn *tcp,
+				    const void *msg, size_t len)
 {
 	struct p4t_verbs_iface *iface = ctx;
 	struct p4t_verbs_conn *conn = tcp->engine_ctx;
@@ -535,10 +325,11 @@ static int p4t_verbs_tcp_recv(void *ctx, struct p4t_conn *tcp, const void *msg,
 
 	if (!conn || iface->closing)
 		return 0;
-	if (!p4t_verbs_boot_parse(msg, len, &boot))
-		/* the self queue, or an engine message a peer sent on TCP */
-		return iface->upcalls->recv(iface->upcall_ctx, &conn->base,
-					    msg, len);
+	if (!p4t_verbs_boot_parse(msg, len, &boot)) {
+		p4u_warn_sparse(P4U_LOG_TRANSPORT, "verbs: bootstrap record "
+				"of %zu bytes", len);
+		return -FI_EPROTO;
+	}
 	if (boot.kind == P4T_VERBS_BOOT &&
 	    conn->state == P4T_VERBS_CONN_BOOT) {
 		ret = p4t_verbs_qp_connect(conn, &boot);
@@ -616,6 +407,7 @@ static const struct p4t_upcalls p4t_verbs_tcp_upcalls = {
 	.rma_done = p4t_verbs_tcp_rma_done,
 	.conn_new = p4t_verbs_tcp_conn_new,
 	.conn_failed = p4t_verbs_tcp_conn_failed,
+	.xport_recv = p4t_verbs_tcp_xport_recv,
 };
 
 /* ---- ops ------------------------------------------------------------------------ */

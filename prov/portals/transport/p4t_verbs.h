@@ -13,7 +13,9 @@
  * cfg.addr (addresses, connection set-up, simultaneous connects, auth_key,
  * peer restarts and dead-peer detection are the TCP transport's, see
  * p4t_tcp.h). Once the TCP link is up both sides create an RC QP and
- * exchange, over TCP, BOOT {GID, LID, QPN, PSN, MTU}; on the peer's BOOT a
+ * exchange, over TCP, BOOT {GID, LID, QPN, PSN, MTU} as messages of
+ * their own (P4T_SEND_XPORT, received through xport_recv: the engine's
+ * messages are never parsed here); on the peer's BOOT a
  * side moves its QP to RTR and RTS and answers READY; on READY (the peer's
  * QP can receive) the link is up. No engine message is sent over TCP:
  * what the engine sends before the link is up is queued (copied) and

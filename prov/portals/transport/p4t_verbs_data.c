@@ -281,6 +281,9 @@ int p4t_verbs_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	size_t total;
 	int ret;
 
+	/* nothing is layered on verbs (it is layered on tcp) */
+	if (flags & P4T_SEND_XPORT)
+		return -FI_EINVAL;
 	if (conn->state == P4T_VERBS_CONN_SELF)
 		return p4t_send(iface->tcp, conn->tcp, hdr, hdr_len, iov,
 				iovcnt, op_ctx, flags);

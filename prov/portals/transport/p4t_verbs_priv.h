@@ -1,6 +1,7 @@
 /*
  * p4t_verbs_priv.h - internals of the verbs transport shared by its files:
- * p4t_verbs.c (device, iface, links, bootstrap, failure, progress),
+ * p4t_verbs_dev.c (devices, ports, GIDs, opening the port an iface
+ * serves), p4t_verbs.c (iface, links, bootstrap, failure, progress),
  * p4t_verbs_data.c (sends, receives, RMA, registration, completions) and
  * p4t_verbs_mr.c (application memory registered ahead, p4t_ops.mr_reg).
  * Behaviour is described in p4t_verbs.h.
@@ -26,10 +27,8 @@
 #define P4T_VERBS_RD_ATOM	16	/* outstanding RDMA READs per QP */
 #define P4T_VERBS_RECV_TAG	(1ull << 63)	/* wr_id of a receive */
 
-/* Bootstrap records ride the TCP link as PUT-shaped messages that no
- * engine accepts (this PT index does not exist): see p4t_verbs.c. */
-#define P4T_VERBS_BOOT_PT	0xffffffffu
-#define P4T_VERBS_BOOT_OPID	0x5034564552425354ull	/* "P4VERBST" */
+/* Bootstrap records ride the TCP link as the transport's own messages
+ * (P4T_SEND_XPORT, xport_recv): see p4t_verbs.c. */
 #define P4T_VERBS_BOOT_MAGIC	0x70347662u
 #define P4T_VERBS_BOOT_VERSION	1
 
@@ -219,6 +218,10 @@ static inline struct p4t_verbs_iface *p4t_verbs_iface_of(struct p4t_iface *i)
 {
 	return (struct p4t_verbs_iface *)i;
 }
+
+/* p4t_verbs_dev.c */
+int p4t_verbs_open_port(struct p4t_verbs_iface *iface,
+			const struct p4t_iface_config *cfg);
 
 /* p4t_verbs.c */
 void p4t_verbs_conn_fail(struct p4t_verbs_conn *conn, int status);

@@ -3,8 +3,10 @@
  * test_tcp_send.c, test_tcp_fail.c, test_tcp_rma.c) share beyond
  * p4t_xport_test.h (sides, setup and teardown, test messages, counting):
  * TCP_TEST, reopening a side on its old address, finding events; pumping
- * progress until a condition holds (bounded, failing on timeout) or until
- * quiet; stats, and bringing a link up.
+ * progress (each side's due deadlines first, as the engine's worker runs
+ * them) until a condition holds (bounded, failing on timeout) or until
+ * quiet; raw sockets (a plain TCP peer: connect, see it closed); stats,
+ * and bringing a link up.
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.
@@ -12,7 +14,9 @@
 #ifndef P4T_TCP_TEST_H
 #define P4T_TCP_TEST_H
 
+#include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "p4t_tcp.h"
 
@@ -73,22 +77,100 @@ static inline long find_ctx(const struct side *s, void *op_ctx)
 	return -1;
 }
 
-/* One round of progress on every open side; sleeps in poll when idle. */
+/*
+ * Run the side's due deadlines, as the engine's worker does before it
+ * progresses its NIs; returns how many fired.
+ */
+static inline int side_timers_run(struct side *s)
+{
+	return p4u_timerq_run(&s->timers, p4u_time_ns());
+}
+
+/*
+ * How long (ms, at most max_ms) a side may sleep on its wait fd: not past
+ * its next deadline, which no fd announces (the worker's timerfd does
+ * that for the engine).
+ */
+static inline int side_sleep_ms(const struct side *s, int max_ms)
+{
+	uint64_t next = p4u_timerq_next(&s->timers), now = p4u_time_ns();
+
+	if (next == P4U_TIMER_NEVER)
+		return max_ms;
+	if (next <= now)
+		return 0;
+	return (int)P4U_MIN((uint64_t)max_ms,
+			    (next - now + 999999) / 1000000);
+}
+
+/*
+ * Stalls: stretches of time in which the test process did not pump (a
+ * round, or the gap between two, longer than PUMP_STALL_MS: it was not
+ * scheduled on a busy host). Timing tests do not blame a deadline that
+ * fired late by the time the pump was stalled after it
+ * (pump_stalled_ms); the last PUMP_STALLS are kept.
+ */
+#define PUMP_STALL_MS	3
+#define PUMP_STALLS	256
+
+static struct {
+	uint64_t from[PUMP_STALLS], to[PUMP_STALLS];
+	size_t n;
+	uint64_t last;			/* when the last round ended */
+} pump_stalls;
+
+static inline void pump_stall_note(uint64_t from, uint64_t to)
+{
+	size_t i;
+
+	if (to - from <= PUMP_STALL_MS)
+		return;
+	i = pump_stalls.n++ % PUMP_STALLS;
+	pump_stalls.from[i] = from;
+	pump_stalls.to[i] = to;
+}
+
+/* Milliseconds of [from, to] in which the pump was stalled. */
+static inline uint64_t pump_stalled_ms(uint64_t from, uint64_t to)
+{
+	size_t i, n = P4U_MIN(pump_stalls.n, (size_t)PUMP_STALLS);
+	uint64_t sum = 0, lo, hi;
+
+	for (i = 0; i < n; i++) {
+		lo = P4U_MAX(from, pump_stalls.from[i]);
+		hi = P4U_MIN(to, pump_stalls.to[i]);
+		if (pump_stalls.to[i] > pump_stalls.from[i] && hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+/*
+ * One round on every open side: due deadlines, then progress; sleeps in
+ * poll (1 ms at most, never past a deadline) when nothing happened.
+ */
 static inline void pump_once(void)
 {
 	struct side *sides[] = { &sa, &sb, &sc };
 	struct pollfd pfd[3];
-	int i, n = 0, done = 0;
+	int i, n = 0, done = 0, ms = 1;
+	uint64_t t0 = now_ms();
 
+	if (pump_stalls.last)
+		pump_stall_note(pump_stalls.last, t0);
 	for (i = 0; i < 3; i++) {
 		if (!sides[i]->iface)
 			continue;
+		done += side_timers_run(sides[i]);
 		done += p4t_progress(sides[i]->iface, 64);
 		pfd[n].fd = p4t_wait_fd(sides[i]->iface);
 		pfd[n++].events = POLLIN;
+		ms = side_sleep_ms(sides[i], ms);
 	}
 	if (!done)
-		(void)poll(pfd, (nfds_t)n, 1);
+		(void)poll(pfd, (nfds_t)n, ms);
+	pump_stalls.last = now_ms();
+	pump_stall_note(t0, pump_stalls.last);
 }
 
 #define PUMP_UNTIL(cond)						\
@@ -114,6 +196,42 @@ static inline void pump_quiet(int ms)
 			t0 = now_ms();
 		if (now_ms() - t0 >= (uint64_t)ms)
 			return;
+	}
+}
+
+/* ---- raw sockets: a peer that is not a transport ------------------------- */
+
+/* A plain TCP connection to the side's listening address. */
+static inline int raw_connect(const struct side *to)
+{
+	int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (const struct sockaddr *)&to->addr,
+			     (socklen_t)to->addrlen), 0);
+	return fd;
+}
+
+/* Has the other end closed fd (EOF or reset)? Reads what was sent. */
+static inline bool raw_closed(int fd)
+{
+	uint8_t buf[256];
+	ssize_t n;
+
+	do {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	} while (n > 0);
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Progress until the peer closed fd. */
+static inline void raw_wait_closed(int fd)
+{
+	uint64_t t0 = now_ms();
+
+	while (!raw_closed(fd)) {
+		pump_once();
+		cr_assert_lt(now_ms() - t0, 30000, "socket not closed");
 	}
 }
 

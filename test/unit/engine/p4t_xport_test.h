@@ -42,7 +42,10 @@
 #error "include p4t_loop_test.h or p4t_tcp_test.h, not p4t_xport_test.h"
 #endif
 
-enum up_kind { UP_RECV, UP_SEND_DONE, UP_RMA_DONE, UP_CONN_NEW, UP_CONN_FAILED };
+enum up_kind {
+	UP_RECV, UP_SEND_DONE, UP_RMA_DONE, UP_CONN_NEW, UP_CONN_FAILED,
+	UP_XPORT,		/* xport_recv: a layered transport's message */
+};
 
 struct up_event {
 	enum up_kind kind;
@@ -53,7 +56,7 @@ struct up_event {
 	size_t addrlen;
 	uint32_t seq;			/* recv: the header's seq, if any */
 	size_t len;
-	uint8_t *msg;			/* recv: a copy */
+	uint8_t *msg;			/* recv, xport_recv: a copy */
 };
 
 struct side {
@@ -65,6 +68,7 @@ struct side {
 	struct up_event *ev;
 	size_t nev, cap;
 	size_t nrecv;
+	bool layered;			/* has xport_recv (as verbs on tcp) */
 	int conn_new_ret;		/* conn_new returns this */
 	size_t recv_fail_at;		/* recv number (1-based) that fails */
 	int recv_fail_ret;
@@ -154,6 +158,19 @@ static inline void up_conn_failed(void *ctx, struct p4t_conn *conn, int status)
 	side_record(ctx, UP_CONN_FAILED, conn)->status = status;
 }
 
+static inline int up_xport_recv(void *ctx, struct p4t_conn *conn,
+				const void *msg, size_t len)
+{
+	struct up_event *ev = side_record(ctx, UP_XPORT, conn);
+
+	ev->len = len;
+	ev->msg = malloc(len ? len : 1);
+	cr_assert(ev->msg);
+	memcpy(ev->msg, msg, len);
+	return 0;
+}
+
+/* As the engine's: no xport_recv. */
 static const struct p4t_upcalls upcalls = {
 	.recv = up_recv,
 	.send_done = up_send_done,
@@ -162,11 +179,21 @@ static const struct p4t_upcalls upcalls = {
 	.conn_failed = up_conn_failed,
 };
 
+/* As a transport layered on this one has them (side.layered). */
+static const struct p4t_upcalls upcalls_layered = {
+	.recv = up_recv,
+	.send_done = up_send_done,
+	.rma_done = up_rma_done,
+	.conn_new = up_conn_new,
+	.conn_failed = up_conn_failed,
+	.xport_recv = up_xport_recv,
+};
+
 static inline int side_open_cfg(struct side *s, struct p4t_iface_config *cfg)
 {
 	int ret;
 
-	cfg->upcalls = &upcalls;
+	cfg->upcalls = s->layered ? &upcalls_layered : &upcalls;
 	cfg->upcall_ctx = s;
 	p4u_timerq_init(&s->timers);
 	if (!cfg->timers)

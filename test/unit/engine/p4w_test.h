@@ -288,6 +288,20 @@ static inline void msg_valid(struct wmsg *m, uint8_t type)
 		data.dst = cookie_make(64);
 		msg_data(m, type, &data, 5);
 		break;
+	case P4W_T_XPORT:		/* opaque to the codec */
+		msg_begin(m, type);
+		msg_bytes(m, 40);
+		msg_end(m);
+		break;
+	case P4W_T_OFFER_ANNOUNCE:	/* the body alone: no data */
+		data.id = 0;
+		data.offset = 0;
+		data.length = 5;
+		data.dst = cookie_make(64);
+		msg_begin(m, type);
+		p4w_data_pack(msg_room(m, sizeof(data)), &data);
+		msg_end(m);
+		break;
 	default:
 		cr_assert_fail("no valid message for type %u", type);
 	}
@@ -327,6 +341,7 @@ static inline int wire_recv(const uint8_t *buf, size_t len)
 		return p4w_resp_parse(&hdr, buf, &resp);
 	case P4W_SEQ_ACK:
 	case P4W_T_BYE:
+	case P4W_T_XPORT:	/* the layered transport's to read */
 		return 0;
 	case P4W_NACK:
 	case P4W_RESUME:
@@ -339,6 +354,7 @@ static inline int wire_recv(const uint8_t *buf, size_t len)
 	case P4W_T_PULL_DATA:
 	case P4W_T_PUSH_DATA:
 	case P4W_T_OFFER:
+	case P4W_T_OFFER_ANNOUNCE:
 		ret = p4w_data_unpack(body, blen, &data);
 		return ret ? ret : p4w_data_check(&hdr, &data);
 	default:

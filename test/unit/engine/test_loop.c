@@ -262,6 +262,10 @@ LOOP_TEST(send_validates_the_header)
 	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL, 0), -FI_EINVAL);
 	hdr_make(hdr, P4W_T_PULL_REQ, 24, 0);	/* transport type */
 	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL, 0), -FI_EINVAL);
+	/* nothing is layered on the loop transport, even a valid message */
+	hdr_make(hdr, P4W_PUT, 24, 0);
+	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &iov, 1, NULL,
+			      P4T_SEND_XPORT), -FI_EINVAL);
 	/* never read: refused on its size */
 	hdr_make(hdr, P4W_PUT, 16 + P4W_MAX_MSG, 0);
 	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &huge, 1, NULL, 0),

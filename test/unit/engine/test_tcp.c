@@ -3,8 +3,10 @@
  * and what p4t_tcp.h promises, over loopback: links and messages.
  * Addresses (binding, port ranges, bad configs, IPv6), messages of every
  * size in order both ways, send validation, the lazy handshake and
- * conn_new, simultaneous connects making one link; progress: an idle
- * link left to epoll, the budget, the wait fd.
+ * conn_new, simultaneous connects making one link, a layered transport's
+ * own messages (P4T_SEND_XPORT: to xport_recv, in order, never to recv;
+ * malformed for an iface without xport_recv); progress: an idle link
+ * left to epoll, the budget, the wait fd.
  *
  * Not here: the send path (partial writes and queueing, coalescing,
  * batching, upcall sends, ACK hold, the request bound) is in
@@ -180,6 +182,100 @@ TCP_TEST(send_validates_the_message)
 	cr_expect_eq(p4t_send(sa.iface, x, hdr, 16, &big, 1, NULL, 0),
 		     -FI_EMSGSIZE);
 	cr_expect_eq(stats_of(&sa).msgs_sent, 0);
+}
+
+/* ---- a transport layered on this one --------------------------------------- */
+
+/* Reopen s with (or without) xport_recv, as a layered transport has it. */
+static void side_layered(struct side *s, bool layered)
+{
+	side_close(s);
+	side_forget(s);
+	s->layered = layered;
+	side_open(s, 0);
+}
+
+static int send_xport(struct side *s, struct p4t_conn *conn,
+		      const char *text)
+{
+	return p4t_send(s->iface, conn, text, strlen(text), NULL, 0, NULL,
+			P4T_SEND_XPORT);
+}
+
+static void expect_xport(const struct up_event *ev, const char *text)
+{
+	cr_assert_eq(ev->kind, UP_XPORT, "event kind %d, want xport_recv",
+		     ev->kind);
+	cr_assert_eq(ev->len, strlen(text));
+	cr_expect_eq(memcmp(ev->msg, text, ev->len), 0);
+}
+
+/*
+ * A layered transport (verbs on tcp) sends its own messages over the
+ * link, the first while it still connects: its peer's gets each, whole,
+ * through xport_recv, in order with the engine's messages, and recv sees
+ * only the engine's.
+ */
+TCP_TEST(xport_messages_reach_the_layered_transport_in_order)
+{
+	struct p4t_conn *x, *me;
+	uint8_t big[P4W_XPORT_MAX + 1] = { 0 };
+	struct iovec iov = { big, 1 };
+
+	side_layered(&sa, true);
+	side_layered(&sb, true);
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_xport(&sa, x, "boot"), P4T_DONE);
+	cr_assert_eq(send_seq(&sa, x, 1, 100), P4T_DONE);
+	cr_assert_eq(send_xport(&sa, x, "ready, steady"), P4T_DONE);
+	cr_assert_eq(p4t_send(sa.iface, x, big, P4W_XPORT_MAX, NULL, 0, NULL,
+			      P4T_SEND_XPORT), P4T_DONE);
+	cr_assert_eq(send_seq(&sa, x, 2, 5000), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 2);
+	cr_assert_eq(sb.nev, 6);
+	cr_expect_eq(sb.ev[0].kind, UP_CONN_NEW);
+	expect_xport(&sb.ev[1], "boot");
+	expect_msg(&sb.ev[2], 1, 100);
+	expect_xport(&sb.ev[3], "ready, steady");
+	cr_expect_eq(sb.ev[4].kind, UP_XPORT);
+	cr_expect_eq(sb.ev[4].len, P4W_XPORT_MAX);
+	expect_msg(&sb.ev[5], 2, 5000);
+	cr_expect_eq(stats_of(&sa).xport_sent, 3);
+	cr_expect_eq(stats_of(&sb).xport_recv, 3);
+	cr_expect_eq(stats_of(&sb).msgs_recv, 2, "the engine's only");
+	/* one message in hdr, nothing else; not on the self link */
+	cr_expect_eq(p4t_send(sa.iface, x, big, P4W_XPORT_MAX + 1, NULL, 0,
+			      NULL, P4T_SEND_XPORT), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, big, 4, &iov, 1, NULL,
+			      P4T_SEND_XPORT), -FI_EINVAL);
+	cr_expect_eq(p4t_send(sa.iface, x, big, 4, NULL, 0, NULL,
+			      P4T_SEND_XPORT | P4T_SEND_SEQ), -FI_EINVAL);
+	me = conn_to(&sa, &sa);
+	cr_expect_eq(send_xport(&sa, me, "myself"), -FI_EINVAL);
+	cr_expect_eq(stats_of(&sa).xport_sent, 3);
+}
+
+/*
+ * An iface nobody is layered on (the engine's: no xport_recv) takes such
+ * a message for malformed input: the link fails at both ends and nothing
+ * of it reaches recv.
+ */
+TCP_TEST(xport_message_to_an_engine_iface_fails_the_link)
+{
+	struct p4t_conn *x;
+
+	side_layered(&sa, true);
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 1, 10), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	cr_assert_eq(send_xport(&sa, x, "boot"), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_CONN_FAILED) == 1 &&
+		   count(&sa, UP_CONN_FAILED) == 1);
+	cr_expect_eq(sb.ev[find_ev(&sb, UP_CONN_FAILED, 0)].status,
+		     -FI_EBADMSG);
+	cr_expect_eq(count(&sb, UP_RECV), 1);
+	cr_expect_eq(count(&sb, UP_XPORT), 0);
+	cr_expect_eq(stats_of(&sb).malformed, 1);
 }
 
 TCP_TEST(lazy_connect_handshake_and_conn_new)

@@ -9,8 +9,8 @@
  *
  * Not here: links, messages and progress (test_tcp.c), the send path
  * (test_tcp_send.c), pull / push and their refusals (test_tcp_rma.c). The
- * sides and helpers are in p4t_tcp_test.h; the raw sockets of the hostile
- * and restart cases are this file's own.
+ * sides and helpers (raw sockets too) are in p4t_tcp_test.h; the HELLOs
+ * of the hostile and restart cases are this file's own.
  *
  * Each side (struct side) records every upcall in order. Sockets move in
  * the background, so tests progress until what they wait for happened
@@ -250,32 +250,6 @@ TCP_TEST(peer_killed_mid_pull)
 }
 
 /* ---- hostile sockets ------------------------------------------------------ */
-
-static int raw_connect(const struct side *to)
-{
-	int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(connect(fd, (const struct sockaddr *)&to->addr,
-			     (socklen_t)to->addrlen), 0);
-	return fd;
-}
-
-/* Progress until the peer closed fd (EOF or reset). */
-static void raw_wait_closed(int fd)
-{
-	uint8_t buf[256];
-	uint64_t t0 = now_ms();
-	ssize_t n;
-
-	for (;;) {
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno != EAGAIN))
-			return;
-		pump_once();
-		cr_assert_lt(now_ms() - t0, 30000, "socket not closed");
-	}
-}
 
 static void raw_hello(uint8_t msg[72], uint64_t session,
 		      const struct sockaddr_storage *addr, size_t addrlen,

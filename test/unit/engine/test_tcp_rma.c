@@ -4,9 +4,11 @@
  * moving the bytes in chunks (offsets, iovecs on both sides, a send after
  * a push landing after it), a large pull that does not stall small
  * messages, streamed chunks read into place (not staged) and the chunks
- * of many streams written together, the refusals (access, stale, another peer's exposure, forged
- * lengths, a push into read-only memory failing the link), and the self
- * link.
+ * of many streams written together, the refusals (access, stale, another
+ * peer's exposure, forged lengths, a push into read-only memory failing
+ * the link), the self link, and offers (announced in a frame of their
+ * own: the engine's message arrives as it was sent; a window of batched
+ * offers leaves in one write).
  *
  * Not here: what link failures and closes do to pending pulls and pushes,
  * and a peer killed mid-pull (test_tcp_fail.c, with the other failures). The
@@ -369,7 +371,7 @@ static void offer_pull_into(uint8_t *dst, size_t len)
 TCP_TEST(offer_serves_the_pull_made_while_its_message_is_handled)
 {
 	const size_t len = 100000 + 7;
-	uint8_t *src = pat_buf(len, 9), *dst = calloc(1, len + 1);
+	uint8_t *src = pat_buf(len, 9), *dst = calloc(1, len + 1), hdr[HL] = { 0 };
 	struct iovec siov[2] = { { src, 333 }, { src + 333, len - 333 } };
 	struct p4t_iface_attr attr = { 0 };
 	struct p4t_conn *x, *y;
@@ -391,6 +393,14 @@ TCP_TEST(offer_serves_the_pull_made_while_its_message_is_handled)
 	cr_expect_eq(sb.ev[find_ctx(&sb, (void *)0x0ff)].status, 0);
 	cr_expect_eq(memcmp(src, dst, len), 0);
 	cr_expect_eq(dst[len], 0);
+	/* the engine's message arrives exactly as it was sent: the offer is
+	 * in frames of the transport's own, not a flag in the header */
+	hdr_make(hdr, P4W_PUT, HL, 1);
+	cr_assert_eq(sb.ev[find_ev(&sb, UP_RECV, 0)].len, HL);
+	cr_expect_eq(memcmp(sb.ev[find_ev(&sb, UP_RECV, 0)].msg, hdr, HL), 0,
+		     "header flags 0x%02x%02x",
+		     sb.ev[find_ev(&sb, UP_RECV, 0)].msg[3],
+		     sb.ev[find_ev(&sb, UP_RECV, 0)].msg[2]);
 	expect_msg(&sb.ev[find_ev(&sb, UP_RECV, 1)], 2, 100);
 	cr_expect_eq(stats_of(&sa).offers_sent, 1);
 	cr_expect_eq(stats_of(&sb).offers_taken, 1);
@@ -443,6 +453,83 @@ TCP_TEST(offer_nobody_takes_is_dropped_and_pulls_ask_as_usual)
 	cr_expect_eq(stats_of(&sb).offers_taken, 0);
 	cr_expect_eq(stats_of(&sa).streams, 2);
 	p4t_mem_unexpose(sa.iface, rm);
+	free(src);
+	free(dst);
+}
+
+/*
+ * Batched offers (P4T_SEND_BATCH, as the engine sends rendezvous requests
+ * inside progress) wait for the flush and leave together: the window is
+ * gathered into one write, data by reference; each is served from its
+ * own bytes.
+ */
+enum { WIN_N = 8, WIN_LEN = 16384 };
+static struct p4w_cookie win_ck[WIN_N];
+static uint8_t *win_dst;
+
+/* Message seq pulls its offer (win_ck[seq]) into its part of win_dst. */
+static void win_on_recv(struct side *s, struct p4t_conn *conn,
+			const void *msg, size_t len)
+{
+	uint32_t seq;
+	struct iovec iov;
+
+	cr_assert_eq(len, HL);
+	memcpy(&seq, (const uint8_t *)msg + 8, 4);
+	cr_assert_lt(seq, WIN_N);
+	iov.iov_base = win_dst + seq * WIN_LEN;
+	iov.iov_len = WIN_LEN;
+	cr_assert_eq(p4t_pull(s->iface, conn, &win_ck[seq], 0, &iov, 1,
+			      WIN_LEN, (void *)(uintptr_t)(0x100 + seq)), 0);
+}
+
+TCP_TEST(a_window_of_batched_offers_leaves_in_one_write)
+{
+	enum { N = WIN_N, LEN = WIN_LEN };
+	struct p4w_cookie *ck = win_ck;
+	uint8_t *src = pat_buf(N * LEN, 3), *dst = calloc(1, N * LEN);
+	struct p4t_tcp_stats before, after;
+	struct p4t_mem *rm[N];
+	struct p4t_conn *x, *y;
+	struct iovec siov;
+	int i, ret;
+
+	x = link_up(&sa, &sb, &y);
+	pump_quiet(10);
+	win_dst = dst;
+	sb.on_recv = win_on_recv;
+	for (i = 0; i < N; i++) {
+		siov.iov_base = src + i * LEN;
+		siov.iov_len = LEN;
+		cr_assert_eq(p4t_mem_expose(sa.iface, x, &siov, 1,
+					    P4T_ACCESS_READ, &ck[i], &rm[i]),
+			     0);
+	}
+	sa.send_flags = P4T_SEND_BATCH;
+	before = stats_of(&sa);
+	for (i = 0; i < N; i++) {
+		ret = send_offered(&sa, x, (uint32_t)i, rm[i], LEN,
+				   (void *)(uintptr_t)(i + 1));
+		cr_assert(ret == P4T_QUEUED, "by reference: %d", ret);
+	}
+	cr_expect_eq(stats_of(&sa).writev_calls, before.writev_calls,
+		     "held for the flush");
+	p4t_flush(sa.iface);
+	after = stats_of(&sa);
+	cr_expect_eq(after.writev_calls - before.writev_calls, 1,
+		     "one write for the window");
+	cr_expect_eq(after.sendmsg_calls, before.sendmsg_calls);
+	cr_expect_eq(after.offers_sent - before.offers_sent, N);
+	/* each served from its own offer */
+	PUMP_UNTIL(count(&sb, UP_RMA_DONE) == N && count(&sa, UP_SEND_DONE) == N);
+	for (i = 0; i < N; i++)
+		cr_expect_eq(sb.ev[find_ctx(&sb, (void *)(uintptr_t)(0x100 + i))]
+			     .status, 0);
+	cr_expect_eq(memcmp(src, dst, N * LEN), 0);
+	cr_expect_eq(stats_of(&sb).offers_taken, N);
+	cr_expect_eq(stats_of(&sa).streams, 0, "no PULL_REQ was sent");
+	for (i = 0; i < N; i++)
+		p4t_mem_unexpose(sa.iface, rm[i]);
 	free(src);
 	free(dst);
 }

@@ -20,7 +20,7 @@ Test(wire, layout_hello)
 {
 	static const uint8_t want[56] = {
 		0x31, 0x46, 0x34, 0x50,		/* magic "1F4P" */
-		0x01, 0x00,			/* version */
+		0x02, 0x00,			/* version */
 		0x04, 0x00,			/* addrlen */
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* session */
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, /* auth_key */
@@ -30,7 +30,7 @@ Test(wire, layout_hello)
 		0, 0, 0, 0, 0, 0, 0, 0,
 	};
 	struct p4w_hello hello = {
-		.magic = P4W_MAGIC, .version = 1, .addrlen = 4,
+		.magic = P4W_MAGIC, .version = 2, .addrlen = 4,
 		.session = 0x0102030405060708ULL,
 		.auth_key = 0x1112131415161718ULL,
 		.addr = { 0xc0, 0xa8, 0x01, 0x02 },
@@ -349,6 +349,40 @@ Test(wire, data_check_offer_whole)
 	data.dst = cookie_make(63);
 	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
 	data.dst = cookie_make(64);
+	data.status = -FI_EIO;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+}
+
+/* An announcement is the body alone, announcing an offer as above of 1
+ * to dst.length bytes. */
+Test(wire, data_check_offer_announce)
+{
+	struct p4w_hdr hdr = {
+		.version = P4W_VERSION, .type = P4W_T_OFFER_ANNOUNCE,
+		.length = DATA_END,
+	};
+	struct p4w_data data = {
+		.length = 64, .last = 1, .dst = cookie_make(64),
+	};
+
+	cr_assert_eq(p4w_data_check(&hdr, &data), 0);
+	hdr.length = DATA_END + 64;	/* data belongs in the OFFER */
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EMSGSIZE);
+	hdr.length = DATA_END;
+	data.length = 0;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG, "nothing");
+	data.length = 65;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG, "past dst");
+	data.length = 64;
+	data.offset = 1;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.offset = 0;
+	data.last = 0;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.last = 1;
+	data.id = 7;
+	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
+	data.id = 0;
 	data.status = -FI_EIO;
 	cr_assert_eq(p4w_data_check(&hdr, &data), -FI_EBADMSG);
 }
