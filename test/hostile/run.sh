@@ -16,6 +16,8 @@
 # P4_TEST_BUILDDIR (make check sets it) locates the programs and, unless
 # FI_PROVIDER_PATH is set, the plug-in. HOSTILE_LOGDIR keeps the logs.
 set -u
+# shellcheck source=victim_lib.sh
+. "$(dirname "$0")/victim_lib.sh"
 
 builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bindir=$builddir/test/hostile
@@ -53,26 +55,7 @@ export HOSTILE_ADDR_FILE=$dir/addr HOSTILE_STOP_FILE=$dir/stop
 export FI_LOG_LEVEL=warn FI_LOG_PROV=portals
 rm -f "$HOSTILE_ADDR_FILE" "$HOSTILE_STOP_FILE"
 
-timeout 200 "$victim" -p portals -B 0 -T 180 >"$dir/server.log" 2>&1 &
-spid=$!
-port=
-for _ in $(seq 300); do
-	port=$(sed -n 's/^fx_oob_port \([0-9]*\).*/\1/p' "$dir/server.log")
-	[ -n "$port" ] && break
-	kill -0 "$spid" 2>/dev/null || fail "server died at start"
-	sleep 0.1
-done
-[ -n "$port" ] || fail "server did not print its OOB port"
-timeout 200 "$victim" -p portals -P "$port" -T 180 127.0.0.1 \
-	>"$dir/client.log" 2>&1 &
-cpid=$!
-for _ in $(seq 300); do
-	[ -e "$HOSTILE_ADDR_FILE" ] && break
-	kill -0 "$spid" 2>/dev/null || fail "server died before the attack"
-	sleep 0.1
-done
-[ -e "$HOSTILE_ADDR_FILE" ] || fail "server did not write its address"
-read -r ip eport <"$HOSTILE_ADDR_FILE"
+victim_start 200 180
 echo "victim endpoint $ip:$eport"
 
 timeout 300 "$hostile" "$ip" "$eport" "$@" >"$dir/hostile.log" 2>&1

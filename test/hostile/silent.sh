@@ -19,6 +19,8 @@
 # P4_TEST_BUILDDIR (make check sets it) locates the programs and, unless
 # FI_PROVIDER_PATH is set, the plug-in. SILENT_LOGDIR keeps the logs.
 set -u
+# shellcheck source=victim_lib.sh
+. "$(dirname "$0")/victim_lib.sh"
 
 builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bindir=$builddir/test/hostile
@@ -61,26 +63,7 @@ export FI_LOG_LEVEL=warn FI_LOG_PROV=portals
 export FI_PORTALS_PEER_TIMEOUT=$hs_ms
 rm -f "$HOSTILE_ADDR_FILE" "$HOSTILE_STOP_FILE" "$HOSTILE_GO_FILE"
 
-timeout 120 "$victim" -p portals -B 0 -N 20 -T 100 >"$dir/server.log" 2>&1 &
-spid=$!
-port=
-for _ in $(seq 300); do
-	port=$(sed -n 's/^fx_oob_port \([0-9]*\).*/\1/p' "$dir/server.log")
-	[ -n "$port" ] && break
-	kill -0 "$spid" 2>/dev/null || fail "server died at start"
-	sleep 0.1
-done
-[ -n "$port" ] || fail "server did not print its OOB port"
-timeout 120 "$victim" -p portals -P "$port" -T 100 127.0.0.1 \
-	>"$dir/client.log" 2>&1 &
-cpid=$!
-for _ in $(seq 300); do
-	[ -e "$HOSTILE_ADDR_FILE" ] && break
-	kill -0 "$spid" 2>/dev/null || fail "server died before the attack"
-	sleep 0.1
-done
-[ -e "$HOSTILE_ADDR_FILE" ] || fail "server did not write its address"
-read -r ip eport <"$HOSTILE_ADDR_FILE"
+victim_start 120 100 -N 20
 echo "victim endpoint $ip:$eport; $n silent connections, handshake" \
 	"timeout $hs_ms ms"
 

@@ -73,6 +73,17 @@ static inline ptl_handle_ni_t t_ni(unsigned options)
 	return ni;
 }
 
+/* A matching, physical NI on loop with a 64-event EQ and one PT. */
+static inline void t_open_pt(ptl_handle_ni_t *ni, ptl_handle_eq_t *eq,
+			     ptl_pt_index_t *pt, ptl_process_t *self)
+{
+	t_init_loop();
+	*ni = t_ni(PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+	cr_assert_eq(PtlEQAlloc(*ni, 64, eq), PTL_OK);
+	cr_assert_eq(PtlPTAlloc(*ni, 0, *eq, PTL_PT_ANY, pt), PTL_OK);
+	cr_assert_eq(PtlGetId(*ni, self), PTL_OK);
+}
+
 static inline ptl_handle_md_t t_md(ptl_handle_ni_t ni, void *buf,
 				   ptl_size_t len, ptl_handle_eq_t eq,
 				   ptl_handle_ct_t ct, unsigned options)

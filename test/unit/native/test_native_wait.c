@@ -28,11 +28,7 @@ static ptl_process_t self;
 
 static void setup(void)
 {
-	t_init_loop();
-	ni = t_ni(PTL_NI_MATCHING | PTL_NI_PHYSICAL);
-	cr_assert_eq(PtlEQAlloc(ni, 64, &eq), PTL_OK);
-	cr_assert_eq(PtlPTAlloc(ni, 0, eq, PTL_PT_ANY, &pt), PTL_OK);
-	cr_assert_eq(PtlGetId(ni, &self), PTL_OK);
+	t_open_pt(&ni, &eq, &pt, &self);
 }
 
 static void teardown(void)
