@@ -827,7 +827,7 @@ int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
 
 /* ---- responses ---------------------------------------------------------- */
 
-/* Pitfall 14: only a request the target has (SENT) or accepted
+/* Rule 14: only a request the target has (SENT) or accepted
  * (WAIT_RESP) is answered; one that expects no response gets one only to
  * report a failure. */
 static bool p4e_ini_resp_expected(const struct p4e_op *op, uint8_t fail)
@@ -870,14 +870,14 @@ int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 	op = p4u_pool_lookup(&ni->ops, rp.resp.op_id);
 	if (!op || op->peer != np) {
 		/* a late response for an operation already failed and freed
-		 * (pitfall 6): dropped, never written anywhere */
+		 * (rule 6): dropped, never written anywhere */
 		ni->sr[P4E_SR_DROP_COUNT]++;
 		return 0;
 	}
 	/* puts and atomics get ACKs, the others REPLYs */
 	if (p4e_ini_acked_type(op) == (hdr->type == P4W_REPLY))
 		return -FI_EBADMSG;
-	/* pitfall 14: a target never manipulates more than was sent */
+	/* rule 14: a target never manipulates more than was sent */
 	if (rp.resp.mlength > op->length)
 		return -FI_EBADMSG;
 	if (!p4e_ini_resp_expected(op, rp.resp.fail))

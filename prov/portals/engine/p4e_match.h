@@ -20,7 +20,7 @@
  * and their growth do allocate; when that fails the structures fall back
  * to walking in order and stay correct. Nothing here locks: the caller
  * serialises (p4e.h, "Threads").
- * Matching rule (pitfall 1): ((incoming ^ match_bits) & ~ignore_bits) == 0,
+ * The matching rule (rule 1): ((incoming ^ match_bits) & ~ignore_bits) == 0,
  * and match_id == P4E_ID_ANY or match_id == source.
  */
 #ifndef P4E_MATCH_H

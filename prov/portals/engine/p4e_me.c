@@ -8,7 +8,7 @@
  * while operations still use it (rendezvous pulls) -> AUTO_UNLINK once
  * the last use is done -> for overflow entries AUTO_FREE once no
  * unexpected header points into it -> freed. Events come after the work
- * they report (pitfall 5).
+ * they report (rule 5).
  */
 #include <config.h>
 
@@ -180,7 +180,7 @@ void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
 
 /* ---- placement ----------------------------------------------------------- */
 
-/* Where offset falls in me; its end if past it (pitfall 4: a remote offset
+/* Where offset falls in me; its end if past it (rule 4: a remote offset
  * may point anywhere, and no pointer may be formed beyond the entry). */
 static void *p4e_me_addr(const struct p4e_me *me, uint64_t offset)
 {
@@ -201,7 +201,7 @@ void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
 		offset = remote_offset - (uint64_t)(uintptr_t)me->start;
 	else
 		offset = remote_offset - me->base;
-	/* pitfall 4: a remote offset past the end leaves no room at all */
+	/* rule 4: a remote offset past the end leaves no room at all */
 	if (me->options & P4E_ME_VIRT_ADDR &&
 	    remote_offset < (uint64_t)(uintptr_t)me->start)
 		avail = 0;
@@ -221,7 +221,7 @@ void p4e_me_used(struct p4e_me *me, uint64_t mlength, uint64_t rlength)
 		bool uh_rlength = (me->options & P4E_ME_LOCAL_INC_UH_RLENGTH) &&
 				  me->list == P4E_OVERFLOW_LIST;
 
-		/* pitfall 4: by mlength, or it runs past the end */
+		/* rule 4: by mlength, or it runs past the end */
 		me->local_offset += uh_rlength ? rlength : mlength;
 		if (me->local_offset > me->length)
 			me->local_offset = me->length;

@@ -2,18 +2,22 @@
  * p4e_priv.h - the engine's internal objects, shared by its files:
  *
  *   p4e_worker.c  progress, wait fd, timers, thread
- *   p4e_dom.c   domain, peer table          p4e_ct.c    counting events
- *   p4e_trig.c  triggered operations        p4e_eq.c    ring EQ, event emit
- *   p4e_ni.c    NI, upcalls, progress       p4e_pt.c    portal table
- *   p4e_md.c    memory descriptors          p4e_me.c    append/unlink/search
- *   p4e_iov.c   region copies               p4e_ini.c   initiator side
- *   p4e_tgt.c   target side                 p4e_fc.c    sequence, acceptance,
- *   p4e_tgt_op.c target operations                      flow control
+ *   p4e_dom.c     domain, peer table        p4e_ct.c      counting events
+ *   p4e_trig.c    triggered operations      p4e_eq.c      ring EQ, event emit
+ *   p4e_ni.c      NI, upcalls, progress     p4e_pt.c      portal table
+ *   p4e_md.c      memory descriptors        p4e_me.c      append/unlink/search
+ *   p4e_iov.c     region copies             p4e_ini.c     initiator side
+ *   p4e_tgt.c     target side               p4e_tgt_op.c  target operations
+ *   p4e_fc.c      sequences, acceptance, acknowledgements, flow control
+ *   p4e_match.c   list and header indexes (p4e_match.h)
+ *   p4e_atomic.c  atomic operations (p4e_atomic.h)
+ *   p4e_wire.c    the wire codec (include/p4_wire.h)
  *
  * Nothing here is visible outside the engine (include/p4e.h is the API).
  * NI functions run under the NI's worker lock; the domain's state (CTs,
  * triggered-op lists, the peer table's growth) under dom->lock, a leaf
- * taken inside the engine (docs/design.md §8).
+ * taken inside the engine (docs/design.md §8). Comments cite the engine's
+ * rules as "rule N" (docs/conventions.md §2).
  */
 #ifndef P4E_PRIV_H
 #define P4E_PRIV_H
@@ -533,7 +537,7 @@ void p4e_me_auto_unlink(struct p4e_me *me);	/* off the list, event later */
 void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh);
 bool p4e_me_perm_ok(struct p4e_ni *ni, struct p4e_me *me, uint8_t type,
 		    uint32_t uid, uint8_t *fail_p);
-/* The offset and length an operation gets in me (pitfalls 4). */
+/* The offset and length an operation gets in me (rule 4). */
 void p4e_me_place(struct p4e_me *me, uint64_t remote_offset,
 		  uint64_t rlength, bool unexpected, uint64_t *offset_p,
 		  uint64_t *mlength_p);

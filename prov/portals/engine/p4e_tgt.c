@@ -228,7 +228,7 @@ static void p4e_tgt_op_from_msg(struct p4e_tgt_msg *m, struct p4e_tgt_op *top,
 	top->hdr_data = req->hdr_data;
 	top->ev_flags = (req->rflags & P4W_RF_HDR_DATA) ?
 		P4E_EVENT_F_HDR_DATA : 0;
-	/* pitfall 4: an offset past the entry has no address (mlength 0) */
+	/* rule 4: an offset past the entry has no address (mlength 0) */
 	top->start = offset <= me->length ?
 		     p4e_region_addr(me->start, me->iovcnt, offset) : NULL;
 }

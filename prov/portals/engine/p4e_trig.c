@@ -377,7 +377,7 @@ static int p4e_trig_post_locked(struct p4e_dom *dom, struct p4e_trig_op *t,
 
 /*
  * Post an NI op (the caller holds ni's worker). Already met: it fires
- * before the call returns (pitfall 9), with the domain lock released.
+ * before the call returns (rule 9), with the domain lock released.
  */
 static int p4e_trig_post_ni(struct p4e_ni *ni, struct p4e_trig_op *t,
 			    const struct p4e_trig *trig)

@@ -2,7 +2,7 @@
  * test_eng_ct.c - counting events: alloc / free / get / set / inc, stale
  * handles, the domain limit, success and failure counts from operations
  * on MDs (SEND, ACK, REPLY) and MEs (COMM, OVERFLOW), bytes mode, failures
- * always +1, the [ext] notify callback on every change, and pitfall 2 (a
+ * always +1, the [ext] notify callback on every change, and rule 2 (a
  * rejected operation counts no success and changes nothing); and the
  * ring event queue for full events (order, wrap, PTL_EQ_DROPPED).
  */
@@ -296,7 +296,7 @@ Test(eng_ct, overflow_counts)
 	CT_EQ(cof, 1, 0);
 }
 
-/* ---- pitfall 2: a rejected operation changes nothing -------------------- */
+/* ---- rule 2: a rejected operation changes nothing -------------------- */
 
 Test(eng_ct, rejected_get_counts_no_success)
 {

@@ -2,7 +2,7 @@
  * test_eng_data.c - where data goes and what a refused operation leaves:
  * remote and local offsets, locally managed offsets, truncation of puts
  * and gets, NO_TRUNCATE, P4E_ME_VIRT_ADDR, offsets past the end
- * (pitfall 4), permission and operation violations (pitfall 2: nothing
+ * (rule 4), permission and operation violations (rule 2: nothing
  * changes), the list an ACK reports and a get that matches nothing. MD
  * options, iovec MDs and entries and md_release are in test_eng_data_md.c
  * (same suite and fixture, p4e_data_test.h).
@@ -117,7 +117,7 @@ Test(eng_data, manage_local_offsets_and_min_free)
 	cr_expect(guarded(dst, 6350, 7000));
 }
 
-/* Pitfall 4: a managed offset advances by mlength and never underflows. */
+/* Rule 4: a managed offset advances by mlength and never underflows. */
 Test(eng_data, manage_local_truncation)
 {
 	static const size_t sizes[] = { 80, 80, 10 };
@@ -311,7 +311,7 @@ Test(eng_data, virt_addr)
 	cr_expect_eq(memcmp(src, dst + 64, 32), 0);
 }
 
-/* Pitfall 4: a remote offset past the end gives mlength 0, no underflow. */
+/* Rule 4: a remote offset past the end gives mlength 0, no underflow. */
 Test(eng_data, offset_past_end)
 {
 	static const uint64_t offs[] = { 100, 200, UINT64_MAX - 10 };
@@ -346,7 +346,7 @@ Test(eng_data, offset_past_end)
 	cr_expect(guarded(dst, 0, 512));
 }
 
-/* ---- violations: reported, counted, and nothing changes (pitfall 2) ----- */
+/* ---- violations: reported, counted, and nothing changes (rule 2) ----- */
 
 Test(eng_data, permission_violation)
 {

@@ -261,7 +261,7 @@ Test(eng_list, created_empty_is_not_unlinked)
 {
 	struct p4e_event ev;
 
-	/* pitfall 3: free space 0 < min_free at creation is no use */
+	/* rule 3: free space 0 < min_free at creation is no use */
 	append_ml(P4E_PRIORITY_LIST, pbuf, 0, P4E_ME_OP_PUT, 0x2, 1, PRI);
 	ev_is(1, P4E_EVENT_LINK);
 	eng_no_event(&e, 1);

@@ -369,7 +369,7 @@ Test(eng_list, stale_handles_refused)
 	a = append(P4E_PRIORITY_LIST, pbuf, 64, P4E_ME_OP_PUT, 0x1, PRI);
 	cr_expect_eq(p4e_me_unlink(e.ni[1], a, 0x80), -FI_EINVAL, "bad flags");
 	cr_assert_eq(p4e_me_unlink(e.ni[1], a, 0), 0);
-	/* pitfall 11: the slot is reused, the old handle must not reach it */
+	/* rule 11: the slot is reused, the old handle must not reach it */
 	b = append(P4E_PRIORITY_LIST, pbuf, 64, P4E_ME_OP_PUT, 0x1, PRI2);
 	cr_expect_neq(a, b);
 	cr_expect_eq(p4e_me_unlink(e.ni[1], a, 0), -FI_EINVAL);

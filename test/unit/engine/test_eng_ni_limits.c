@@ -191,7 +191,7 @@ Test(eng_ni, rejected_operation_changes_nothing)
 	struct p4e_event ev;
 	uint64_t me;
 
-	/* pitfall 2: no offset advance, no use-once use, no count */
+	/* rule 2: no offset advance, no use-once use, no count */
 	cr_assert_eq(p4e_ct_alloc(e.dom, &d.ct), 0);
 	cr_assert_eq(p4e_me_append(e.ni[1], e.pt[1], &d, P4E_PRIORITY_LIST,
 				   PRI, 0, &me), 0);

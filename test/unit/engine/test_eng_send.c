@@ -3,7 +3,7 @@
  * p4e_put_test.h, as test_eng_put.c): SEND semantics (copied, held,
  * rendezvous), running out of operations, a response through a full link,
  * match and ignore bits, directed match_id, ordering across eager and
- * rendezvous, and late or lying responses (pitfalls 6, 14).
+ * rendezvous, and late or lying responses (rules 6, 14).
  *
  * The engine's private header is included for two things only: the NI's
  * transport instance (for the loop's hold / inject / stats hooks) and the
@@ -231,7 +231,7 @@ Test(eng_put, match_and_ignore_bits)
 	int64_t drops = status_reg(1, P4E_SR_DROP_COUNT);
 	struct p4e_event ev;
 
-	/* pitfall 1: the entry has bits set in ignored positions */
+	/* rule 1: the entry has bits set in ignored positions */
 	append_me(1, dst, 64, P4E_ME_OP_PUT, 0xab77, 0x00ff, NULL, 0);
 	cr_expect_eq(put_bits(0xab42, e.ni[0], e.eq[0]), P4E_NI_OK);
 	ev = eng_event(&e, 1);
@@ -343,7 +343,7 @@ Test(eng_put, ordering_eager_and_rendezvous)
 	eng_no_event(&e, 0);
 }
 
-/* ---- late responses (pitfall 6) ------------------------------------------ */
+/* ---- late responses (rule 6) ------------------------------------------ */
 
 /* The wire op id of the operation the initiator sent last to side 1. */
 static uint64_t last_op_id(void)
@@ -461,7 +461,7 @@ Test(eng_put, late_ack_for_freed_put_dropped)
 }
 
 /*
- * Pitfall 14: an ACK that claims more than was sent is malformed: the
+ * Rule 14: an ACK that claims more than was sent is malformed: the
  * link goes, the operation fails, and no event carries the claim.
  */
 Test(eng_put, ack_mlength_beyond_rlength_refused)

@@ -3,7 +3,7 @@
  * transport: headers of gets and atomics on the overflow list,
  * NO_TRUNCATE at the target and at append, moving the data of unexpected
  * messages (UH_COPY, RDZV_HDR_ONLY rendezvous), and matching order through
- * the engine (pitfall 1, list order across ignore masks and sources).
+ * the engine (rule 1, list order across ignore masks and sources).
  * Same suite (eng_search) and fixture as test_eng_search.c.
  */
 #include "p4e_list_test.h"
@@ -252,7 +252,7 @@ Test(eng_search, remote_offsets_past_the_entry_move_nothing)
 {
 	struct p4e_event ev;
 
-	/* pitfall 4 on the unexpected paths: an offset past the new entry
+	/* rule 4 on the unexpected paths: an offset past the new entry
 	 * leaves nothing to move (UBSan: and no pointer formed past it) */
 	oflow(P4E_ME_RDZV_HDR_ONLY, 64, 0x5);
 	put_x(0, 10000, 0x5, 1, UINT64_MAX - 100);
@@ -404,7 +404,7 @@ Test(eng_search, match_rule_uses_xor_not_and)
 {
 	struct p4e_event ev;
 
-	/* pitfall 1: bits set in ignored positions do not stop a match */
+	/* rule 1: bits set in ignored positions do not stop a match */
 	append_id(0xff, 0xf0, P4E_ID_ANY, 0, PRI);
 	ev_is(1, P4E_EVENT_LINK);
 	put(0, 8, 0x0f, 1);

@@ -18,7 +18,7 @@
 TestSuite(match, .init = match_setup, .fini = match_teardown,
 	  .timeout = 120);
 
-/* ---- the rule (pitfall 1) -------------------------------------------- */
+/* ---- the rule (rule 1) -------------------------------------------- */
 
 Test(match, rule_ignored_bits_set_in_entry)
 {
