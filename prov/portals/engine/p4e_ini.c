@@ -149,7 +149,7 @@ static bool p4e_ini_acked_type(const struct p4e_op *op)
  */
 static uint8_t p4e_ini_send_fail(uint8_t fail)
 {
-	return fail == P4E_NI_UNDELIVERABLE ? fail : P4E_NI_OK;
+	return p4e_fail_undelivered(fail) ? fail : P4E_NI_OK;
 }
 
 /* ---- the state machine -------------------------------------------------- */
@@ -208,9 +208,10 @@ static bool p4e_op_send_owed(const struct p4e_op *op)
 		return true;
 	case P4E_OPS_SENT:
 	case P4E_OPS_REWOUND:
-		return !op->copied;
+		return !op->copied || op->copy_unsent;
 	case P4E_OPS_WAIT_RESP:
-		return !op->copied && op->proto == P4W_PROTO_RDZV;
+		return (!op->copied || op->copy_unsent) &&
+		       op->proto == P4W_PROTO_RDZV;
 	default:
 		return false;
 	}
@@ -219,6 +220,12 @@ static bool p4e_op_send_owed(const struct p4e_op *op)
 /* What ends an operation that never got there. */
 static const struct p4w_resp p4e_op_undeliverable = {
 	.fail = P4E_NI_UNDELIVERABLE,
+	.list = P4E_PRIORITY_LIST,
+};
+
+/* SEND_DONE's resp when the transport wrote the message (status 0). */
+static const struct p4w_resp p4e_op_written = {
+	.fail = P4E_NI_OK,
 	.list = P4E_PRIORITY_LIST,
 };
 
@@ -238,6 +245,7 @@ static void p4e_op_last_events(struct p4e_op *op,
 	}
 	if (p4e_op_send_owed(op))
 		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
+	op->copy_unsent = false;
 	if (p4e_ini_acked_type(op))
 		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
 	else
@@ -302,9 +310,18 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		if (ev == P4E_OPE_XMIT_QUEUED)
 			op->xmit_refs++;
 		p4e_op_move(op, &np->tx_sent, P4E_OPS_SENT);
-		/* the copy is ours: the caller's buffer is free now */
-		if (op->copied && state == P4E_OPS_QUEUED)
-			p4e_ini_send_event(op, P4E_NI_OK);
+		/*
+		 * The copy is ours: the caller's buffer is free now. Its
+		 * SEND says so once the message left: now, or (a link still
+		 * being set up) when the transport wrote it (SEND_DONE), so
+		 * a message that never leaves never completes successfully.
+		 */
+		if (op->copied && state == P4E_OPS_QUEUED) {
+			if (ev == P4E_OPE_XMIT_QUEUED)
+				op->copy_unsent = true;
+			else
+				p4e_ini_send_event(op, P4E_NI_OK);
+		}
 		return 0;
 	case P4E_OPE_XMIT_EAGAIN:
 		if (state != P4E_OPS_QUEUED && state != P4E_OPS_REWOUND)
@@ -316,12 +333,18 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		    (ev == P4E_OPE_XMIT_FAIL && state != P4E_OPS_QUEUED &&
 		     state != P4E_OPS_REWOUND))
 			break;
-		p4e_op_last_events(op, &p4e_op_undeliverable);
+		/* LINK_FAILED's resp says why (p4e_ini_fail_peer) */
+		p4e_op_last_events(op, resp ? resp : &p4e_op_undeliverable);
 		p4e_op_end(op);
 		return 0;
 	case P4E_OPE_SEND_DONE:
 		if (!op->xmit_refs || state == P4E_OPS_FREE)
 			break;
+		/* written (resp): a copy's SEND that waited for it */
+		if (resp && op->copy_unsent && state != P4E_OPS_DRAINING) {
+			op->copy_unsent = false;
+			p4e_ini_send_event(op, P4E_NI_OK);
+		}
 		if (--op->xmit_refs == 0 && state == P4E_OPS_DRAINING)
 			p4e_op_release(op);
 		return 0;
@@ -332,6 +355,7 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 			/* the payload is at the target: the buffer is free */
 			if (p4e_op_send_owed(op))
 				p4e_ini_send_event(op, P4E_NI_OK);
+			op->copy_unsent = false;
 			if (op->ack_req == P4E_ACK_ACCEPT &&
 			    p4e_ini_acked_type(op) && !op->want_resp)
 				p4e_ini_ack_event(op, P4E_NI_OK, op->length,
@@ -363,17 +387,18 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 
 /* ---- what happened to operations ---------------------------------------- */
 
-void p4e_ini_fail_peer(struct p4e_npeer *np)
+void p4e_ini_fail_peer(struct p4e_npeer *np, uint8_t fail)
 {
 	struct p4u_list *lists[] = { &np->tx_sent, &np->tx_wait,
 				     &np->tx_queue };
+	const struct p4w_resp r = { .fail = fail, .list = P4E_PRIORITY_LIST };
 	struct p4e_op *op, *tmp;
 	size_t i;
 
 	for (i = 0; i < P4U_ARRAY_SIZE(lists); i++)
 		p4u_list_foreach_entry_safe(lists[i], op, tmp, struct p4e_op,
 					    link)
-			p4e_op_step(op, P4E_OPE_LINK_FAILED, NULL);
+			p4e_op_step(op, P4E_OPE_LINK_FAILED, &r);
 }
 
 void p4e_ini_accepted(struct p4e_op *op)
@@ -384,8 +409,8 @@ void p4e_ini_accepted(struct p4e_op *op)
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status)
 {
 	(void)ni;
-	(void)status;	/* a failed send fails its link: conn_failed follows */
-	p4e_op_step(op, P4E_OPE_SEND_DONE, NULL);
+	/* a failed send fails its link: conn_failed follows */
+	p4e_op_step(op, P4E_OPE_SEND_DONE, status ? NULL : &p4e_op_written);
 }
 
 void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)
