@@ -25,6 +25,9 @@
  *               exits without closing (as if killed); the client's later
  *               sends must fail (FI_TRANSMIT_COMPLETE and a rendezvous
  *               send at least), every error entry with len and olen 0.
+ *   dead-recv   the client's rendezvous message arrives unexpected and
+ *               the client exits: the receive posted for it later fails
+ *               with len and olen 0.
  *
  * Messages are tagged round << 32 | index, payload seeded likewise, so a
  * message lost, doubled, reordered or of another round fails the check.
@@ -499,6 +502,40 @@ static void fxc_dead(struct fx_ctx *ctx)
 	FX_CHECK(errors >= 2, "only %d errors", errors);
 }
 
+/*
+ * dead-recv: the client's rendezvous header arrives unexpected, the
+ * client exits; the receive posted for it later fails (its data cannot
+ * be pulled) with len and olen 0: nothing was delivered, nothing cut.
+ */
+static void fxc_dead_recv(struct fx_ctx *ctx)
+{
+	static uint8_t big[1 << 20];
+	struct fi_context tctx, rctx;
+	struct fx_comp c;
+	uint64_t t0;
+
+	if (!ctx->server) {
+		FX_CALL(fi_tsend(ctx->ep, big, sizeof(big), NULL,
+				 ctx->peer[0], 9, &tctx));
+		fx_oob_send_u64(ctx, 0, 1);
+		_exit(0);	/* the header is out; gone as if killed */
+	}
+	(void)fx_oob_recv_u64(ctx, 0);
+	/* read the header and the client's end */
+	t0 = fx_now_us();
+	while (fx_now_us() - t0 < 300 * 1000)
+		fx_progress(ctx);
+	FX_CALL(fi_trecv(ctx->ep, big, sizeof(big), NULL, FI_ADDR_UNSPEC, 9,
+			 0, &rctx));
+	FX_CHECK(fxc_cq_read(ctx->rxcq, &c, FX_WAIT_MS),
+		 "no completion for the receive");
+	fx_info("receive of a dead sender's message: err %d (%s), len %zu, "
+		"olen %zu", c.err, fi_strerror(c.err), c.e.len, c.olen);
+	FX_CHECK(c.err, "the receive of a dead sender's data succeeded");
+	FX_CHECK(!c.olen && !c.e.len, "error entry: len %zu, olen %zu "
+		 "(nothing delivered, nothing truncated)", c.e.len, c.olen);
+}
+
 /* Take -M <mode> out of argv; the rest is the common command line. */
 static const char *fxc_mode(int *argc, char **argv)
 {
@@ -528,7 +565,8 @@ int main(int argc, char **argv)
 		mode = fxc_mode(&argc, argv);
 	fx_parse(argc, argv, "sends that completed survive fi_close; the "
 		 "first message leaves without another call; error codes",
-		 "  -M close | close-exit:<level> | first | refused | dead\n"
+		 "  -M close | close-exit:<level> | first | refused | dead | "
+		 "dead-recv\n"
 		 "  -N messages per round (close modes)\n", &opts);
 	fx_init(&ctx, &opts, &setup);
 	if (!strncmp(mode, "close", 5))
@@ -539,6 +577,8 @@ int main(int argc, char **argv)
 		fxc_refused(&ctx);
 	else if (!strcmp(mode, "dead"))
 		fxc_dead(&ctx);
+	else if (!strcmp(mode, "dead-recv"))
+		fxc_dead_recv(&ctx);
 	else
 		FX_FAIL("unknown mode %s", mode);
 	fx_info("PASS");

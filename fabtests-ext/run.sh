@@ -86,6 +86,7 @@ close_first     1  30  fx_close -M first
 close_first_auto 1 30  fx_close -M first -a
 close_refused   1  30  fx_close -M refused
 close_dead      1  60  fx_close -M dead
+close_dead_recv 1  30  fx_close -M dead-recv
 '
 if [ -n "${FX_CASES_FILE:-}" ]; then
 	FX_CASES=$(cat "$FX_CASES_FILE") || exit 2

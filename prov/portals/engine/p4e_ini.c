@@ -154,34 +154,6 @@ static uint8_t p4e_ini_send_fail(uint8_t fail)
 
 /* ---- the state machine -------------------------------------------------- */
 
-static const char *const p4e_op_state_names[P4E_OPS_MAX] = {
-	[P4E_OPS_FREE] = "free",
-	[P4E_OPS_QUEUED] = "queued",
-	[P4E_OPS_SENT] = "sent",
-	[P4E_OPS_REWOUND] = "rewound",
-	[P4E_OPS_WAIT_RESP] = "wait_resp",
-	[P4E_OPS_DRAINING] = "draining",
-};
-
-static const char *const p4e_op_event_names[P4E_OPE_MAX] = {
-	[P4E_OPE_POST] = "post",
-	[P4E_OPE_XMIT_OK] = "xmit_ok",
-	[P4E_OPE_XMIT_QUEUED] = "xmit_queued",
-	[P4E_OPE_XMIT_EAGAIN] = "xmit_eagain",
-	[P4E_OPE_XMIT_FAIL] = "xmit_fail",
-	[P4E_OPE_SEND_DONE] = "send_done",
-	[P4E_OPE_ACCEPTED] = "accepted",
-	[P4E_OPE_REWIND] = "rewind",
-	[P4E_OPE_RESPONSE] = "response",
-	[P4E_OPE_LINK_FAILED] = "link_failed",
-};
-
-const char *p4e_op_state_name(enum p4e_op_state state)
-{
-	return (unsigned)state < P4E_OPS_MAX ? p4e_op_state_names[state] :
-					       "invalid";
-}
-
 /* An event the state does not expect: a bug of ours, never input. */
 static __attribute__((noinline, cold)) int
 p4e_op_refuse(const struct p4e_op *op, enum p4e_op_event ev)
@@ -189,9 +161,7 @@ p4e_op_refuse(const struct p4e_op *op, enum p4e_op_event ev)
 	p4u_warn(P4U_LOG_ENGINE,
 		 "initiator op seq %u to peer %u: %s refused in state %s",
 		 op->seq, op->peer ? op->peer->id : 0,
-		 (unsigned)ev < P4E_OPE_MAX ? p4e_op_event_names[ev] :
-					      "invalid",
-		 p4e_op_state_name(op->state));
+		 p4e_op_event_name(ev), p4e_op_state_name(op->state));
 	assert(!"invalid initiator operation transition");
 	return -FI_EINVAL;
 }
@@ -220,12 +190,6 @@ static bool p4e_op_send_owed(const struct p4e_op *op)
 /* What ends an operation that never got there. */
 static const struct p4w_resp p4e_op_undeliverable = {
 	.fail = P4E_NI_UNDELIVERABLE,
-	.list = P4E_PRIORITY_LIST,
-};
-
-/* SEND_DONE's resp when the transport wrote the message (status 0). */
-static const struct p4w_resp p4e_op_written = {
-	.fail = P4E_NI_OK,
 	.list = P4E_PRIORITY_LIST,
 };
 
@@ -310,18 +274,11 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		if (ev == P4E_OPE_XMIT_QUEUED)
 			op->xmit_refs++;
 		p4e_op_move(op, &np->tx_sent, P4E_OPS_SENT);
-		/*
-		 * The copy is ours: the caller's buffer is free now. Its
-		 * SEND says so once the message left: now, or (a link still
-		 * being set up) when the transport wrote it (SEND_DONE), so
-		 * a message that never leaves never completes successfully.
-		 */
-		if (op->copied && state == P4E_OPS_QUEUED) {
-			if (ev == P4E_OPE_XMIT_QUEUED)
-				op->copy_unsent = true;
-			else
-				p4e_ini_send_event(op, P4E_NI_OK);
-		}
+		/* the copy is ours: the caller's buffer is free; SEND once it
+		 * left (queued: at SEND_DONE, docs/design.md §7.6) */
+		if (op->copied && state == P4E_OPS_QUEUED &&
+		    !(op->copy_unsent = ev == P4E_OPE_XMIT_QUEUED))
+			p4e_ini_send_event(op, P4E_NI_OK);
 		return 0;
 	case P4E_OPE_XMIT_EAGAIN:
 		if (state != P4E_OPS_QUEUED && state != P4E_OPS_REWOUND)
@@ -410,7 +367,8 @@ void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status)
 {
 	(void)ni;
 	/* a failed send fails its link: conn_failed follows */
-	p4e_op_step(op, P4E_OPE_SEND_DONE, status ? NULL : &p4e_op_written);
+	p4e_op_step(op, P4E_OPE_SEND_DONE, status ? NULL :
+		    &(const struct p4w_resp){ .fail = P4E_NI_OK });
 }
 
 void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)

@@ -581,6 +581,7 @@ void p4e_ini_accepted(struct p4e_op *op);
 int p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		const struct p4w_resp *resp);
 const char *p4e_op_state_name(enum p4e_op_state state);
+const char *p4e_op_event_name(enum p4e_op_event ev);
 /* (Re)send queued ops of np while the transport takes them. */
 int p4e_ini_flush(struct p4e_npeer *np);
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status);
