@@ -18,7 +18,7 @@
  *      auth_key. A client endpoint with the same key writes to it and
  *      sends it a message; one with another key, and one with no key,
  *      are refused: their writes, reads and a FI_TRANSMIT_COMPLETE send
- *      fail (FI_EIO), and the server's endpoint receives only the good
+ *      fail (FI_ECONNREFUSED), and the server's endpoint receives only the good
  *      message.
  * Each refused operation is tried eager (100 B) and rendezvous
  * (40,000 B). At the end the server compares its whole registered
@@ -242,18 +242,18 @@ static void fa_client_refused(struct fa_op *op, const char *who)
 	char what[96];
 
 	snprintf(what, sizeof(what), "fi_write 100 B from %s", who);
-	fa_write(op, 0, FA_SMALL, FA_KEY_AUTH, 96, FI_EIO, what);
+	fa_write(op, 0, FA_SMALL, FA_KEY_AUTH, 96, FI_ECONNREFUSED, what);
 	snprintf(what, sizeof(what), "fi_write 40000 B from %s", who);
-	fa_write(op, 0, FA_LARGE, FA_KEY_AUTH, 96, FI_EIO, what);
+	fa_write(op, 0, FA_LARGE, FA_KEY_AUTH, 96, FI_ECONNREFUSED, what);
 	snprintf(what, sizeof(what), "fi_read from %s", who);
-	fa_read(op, 0, FA_LARGE, FA_KEY_AUTH, FI_EIO, what);
+	fa_read(op, 0, FA_LARGE, FA_KEY_AUTH, FI_ECONNREFUSED, what);
 	/* FI_TRANSMIT_COMPLETE: the send completes only once accepted */
 	fx_fill(op->buf, FA_SMALL, FA_AUTH_BAD);
 	iov = (struct iovec){ .iov_base = op->buf, .iov_len = FA_SMALL };
 	snprintf(what, sizeof(what), "fi_tsendmsg from %s", who);
 	FX_RETRY(op->ctx, what, fi_tsendmsg(op->ep, &msg,
 		 FI_TRANSMIT_COMPLETE | FI_COMPLETION));
-	fa_expect(op, &octx, FI_EIO, what);
+	fa_expect(op, &octx, FI_ECONNREFUSED, what);
 }
 
 static void fa_client_auth(struct fx_ctx *ctx, uint8_t *buf)

@@ -74,6 +74,19 @@ resmgmt_sread   1  60  fx_resmgmt -c sread -W 64 -S 1048576
 rma             1  90  fx_rma
 access          1  60  fx_access
 trigger         1  60  fx_trigger
+close           1  90  fx_close -M close
+close_auto      1  90  fx_close -M close -a
+close_exit      1  30  fx_close -M close-exit:default
+close_exit_ic   1  30  fx_close -M close-exit:inject_complete
+close_exit_tc   1  30  fx_close -M close-exit:transmit_complete
+close_exit_dc   1  30  fx_close -M close-exit:delivery_complete
+close_exit_inj  1  30  fx_close -M close-exit:inject
+close_exit_auto 1  30  fx_close -M close-exit:default -a
+close_first     1  30  fx_close -M first
+close_first_auto 1 30  fx_close -M first -a
+close_refused   1  30  fx_close -M refused
+close_dead      1  60  fx_close -M dead
+close_dead_recv 1  30  fx_close -M dead-recv
 '
 if [ -n "${FX_CASES_FILE:-}" ]; then
 	FX_CASES=$(cat "$FX_CASES_FILE") || exit 2

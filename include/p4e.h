@@ -82,8 +82,17 @@ enum p4e_ni_fail {
 	P4E_NI_SEGV,
 	P4E_NI_CANCELED,	/* [ext] unlinked by p4e_me_unlink with
 				 * P4E_UNLINK_CANCEL while waiting */
+	P4E_NI_CONN_REFUSED,	/* [ext] undeliverable: the connection to
+				 * the peer was refused (nothing listens, a
+				 * wrong auth_key); nothing was delivered */
 	P4E_NI_FAIL_MAX,
 };
+
+/* Did the message never get to the target (a SEND reports it)? */
+static inline bool p4e_fail_undelivered(uint8_t fail)
+{
+	return fail == P4E_NI_UNDELIVERABLE || fail == P4E_NI_CONN_REFUSED;
+}
 
 enum p4e_list {
 	P4E_PRIORITY_LIST,
@@ -324,6 +333,8 @@ struct p4e_ni_attr {
 	void (*trig_dropped)(void *ctx, void *user_ptr, uint64_t user_flags);
 	void *trig_dropped_ctx;
 	uint64_t peer_timeout_ms;
+	/* [ext] how long a refused connect is retried (0: peer_timeout_ms) */
+	uint64_t connect_retry_ms;
 	/*
 	 * [ext] How long a target may keep acceptance to itself hoping to
 	 * piggyback it on a message going back, for requests whose initiator
@@ -352,6 +363,14 @@ int p4e_ni_destroy(struct p4e_ni *ni);
 void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits);
 int p4e_ni_status(struct p4e_ni *ni, enum p4e_sr_index index, int64_t *val);
 int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen);
+/*
+ * [ext] Is anything still owed to peers: a request not yet accepted by its
+ * target (queued, held by flow control, sent and unacknowledged), a
+ * response or acknowledgement not sent, or bytes the transport has not
+ * delivered (p4t_owes)? An endpoint closing progresses until this is false
+ * or its linger time is over (docs/design.md §7.6). Worker lock held.
+ */
+bool p4e_ni_owes(struct p4e_ni *ni);
 /* Progress this NI alone (p4e_worker_progress does every NI of a worker). */
 int p4e_ni_progress(struct p4e_ni *ni, int budget);
 /* The transport's fd (part of the worker's wait fd), or -1. */

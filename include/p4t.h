@@ -99,6 +99,9 @@ struct p4t_iface_config {
 	uint16_t port_low, port_high;	/* range when the port is 0 */
 	uint64_t auth_key;		/* peers must present the same */
 	uint64_t peer_timeout_ms;	/* silent peer declared dead after */
+	/* a connect the peer's host refuses is retried this long (a peer
+	 * may be starting); 0: peer_timeout_ms */
+	uint64_t connect_retry_ms;
 	size_t rma_chunk;		/* emulated RDMA chunk size */
 	/* largest send_offer (0: the chunk size, at most it); no_offers:
 	 * none, max_offer 0 */
@@ -218,6 +221,14 @@ struct p4t_ops {
 	/* An fd readable when progress has work (for epoll), or -1. */
 	int (*wait_fd)(struct p4t_iface *iface);
 	/*
+	 * Optional (NULL: never). Are bytes of ours still on their way to a
+	 * peer: queued, on a link being set up, or (a stream transport)
+	 * written but not yet acknowledged by the peer's host? The engine
+	 * asks it while an NI closing lingers (p4e_ni_owes); the transport
+	 * makes no progress in it.
+	 */
+	bool (*owes)(struct p4t_iface *iface);
+	/*
 	 * Optional (NULL: the transport needs no registration, as loop and
 	 * tcp). Application memory registered ahead of its transfers
 	 * (fi_mr_reg): exposures and the local side of pulls and pushes that
@@ -314,6 +325,13 @@ static inline int p4t_push(struct p4t_iface *iface, struct p4t_conn *conn,
 static inline int p4t_progress(struct p4t_iface *iface, int budget)
 {
 	return p4t_ops_of(iface)->progress(iface, budget);
+}
+
+static inline bool p4t_owes(struct p4t_iface *iface)
+{
+	const struct p4t_ops *ops = p4t_ops_of(iface);
+
+	return ops->owes ? ops->owes(iface) : false;
 }
 
 static inline void p4t_flush(struct p4t_iface *iface)

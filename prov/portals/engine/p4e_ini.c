@@ -149,38 +149,10 @@ static bool p4e_ini_acked_type(const struct p4e_op *op)
  */
 static uint8_t p4e_ini_send_fail(uint8_t fail)
 {
-	return fail == P4E_NI_UNDELIVERABLE ? fail : P4E_NI_OK;
+	return p4e_fail_undelivered(fail) ? fail : P4E_NI_OK;
 }
 
 /* ---- the state machine -------------------------------------------------- */
-
-static const char *const p4e_op_state_names[P4E_OPS_MAX] = {
-	[P4E_OPS_FREE] = "free",
-	[P4E_OPS_QUEUED] = "queued",
-	[P4E_OPS_SENT] = "sent",
-	[P4E_OPS_REWOUND] = "rewound",
-	[P4E_OPS_WAIT_RESP] = "wait_resp",
-	[P4E_OPS_DRAINING] = "draining",
-};
-
-static const char *const p4e_op_event_names[P4E_OPE_MAX] = {
-	[P4E_OPE_POST] = "post",
-	[P4E_OPE_XMIT_OK] = "xmit_ok",
-	[P4E_OPE_XMIT_QUEUED] = "xmit_queued",
-	[P4E_OPE_XMIT_EAGAIN] = "xmit_eagain",
-	[P4E_OPE_XMIT_FAIL] = "xmit_fail",
-	[P4E_OPE_SEND_DONE] = "send_done",
-	[P4E_OPE_ACCEPTED] = "accepted",
-	[P4E_OPE_REWIND] = "rewind",
-	[P4E_OPE_RESPONSE] = "response",
-	[P4E_OPE_LINK_FAILED] = "link_failed",
-};
-
-const char *p4e_op_state_name(enum p4e_op_state state)
-{
-	return (unsigned)state < P4E_OPS_MAX ? p4e_op_state_names[state] :
-					       "invalid";
-}
 
 /* An event the state does not expect: a bug of ours, never input. */
 static __attribute__((noinline, cold)) int
@@ -189,9 +161,7 @@ p4e_op_refuse(const struct p4e_op *op, enum p4e_op_event ev)
 	p4u_warn(P4U_LOG_ENGINE,
 		 "initiator op seq %u to peer %u: %s refused in state %s",
 		 op->seq, op->peer ? op->peer->id : 0,
-		 (unsigned)ev < P4E_OPE_MAX ? p4e_op_event_names[ev] :
-					      "invalid",
-		 p4e_op_state_name(op->state));
+		 p4e_op_event_name(ev), p4e_op_state_name(op->state));
 	assert(!"invalid initiator operation transition");
 	return -FI_EINVAL;
 }
@@ -208,9 +178,10 @@ static bool p4e_op_send_owed(const struct p4e_op *op)
 		return true;
 	case P4E_OPS_SENT:
 	case P4E_OPS_REWOUND:
-		return !op->copied;
+		return !op->copied || op->copy_unsent;
 	case P4E_OPS_WAIT_RESP:
-		return !op->copied && op->proto == P4W_PROTO_RDZV;
+		return (!op->copied || op->copy_unsent) &&
+		       op->proto == P4W_PROTO_RDZV;
 	default:
 		return false;
 	}
@@ -238,6 +209,7 @@ static void p4e_op_last_events(struct p4e_op *op,
 	}
 	if (p4e_op_send_owed(op))
 		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
+	op->copy_unsent = false;
 	if (p4e_ini_acked_type(op))
 		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
 	else
@@ -302,8 +274,10 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		if (ev == P4E_OPE_XMIT_QUEUED)
 			op->xmit_refs++;
 		p4e_op_move(op, &np->tx_sent, P4E_OPS_SENT);
-		/* the copy is ours: the caller's buffer is free now */
-		if (op->copied && state == P4E_OPS_QUEUED)
+		/* the copy is ours: the caller's buffer is free; SEND once it
+		 * left (queued: at SEND_DONE, docs/design.md §7.6) */
+		if (op->copied && state == P4E_OPS_QUEUED &&
+		    !(op->copy_unsent = ev == P4E_OPE_XMIT_QUEUED))
 			p4e_ini_send_event(op, P4E_NI_OK);
 		return 0;
 	case P4E_OPE_XMIT_EAGAIN:
@@ -316,12 +290,18 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		    (ev == P4E_OPE_XMIT_FAIL && state != P4E_OPS_QUEUED &&
 		     state != P4E_OPS_REWOUND))
 			break;
-		p4e_op_last_events(op, &p4e_op_undeliverable);
+		/* LINK_FAILED's resp says why (p4e_ini_fail_peer) */
+		p4e_op_last_events(op, resp ? resp : &p4e_op_undeliverable);
 		p4e_op_end(op);
 		return 0;
 	case P4E_OPE_SEND_DONE:
 		if (!op->xmit_refs || state == P4E_OPS_FREE)
 			break;
+		/* written (resp): a copy's SEND that waited for it */
+		if (resp && op->copy_unsent && state != P4E_OPS_DRAINING) {
+			op->copy_unsent = false;
+			p4e_ini_send_event(op, P4E_NI_OK);
+		}
 		if (--op->xmit_refs == 0 && state == P4E_OPS_DRAINING)
 			p4e_op_release(op);
 		return 0;
@@ -332,6 +312,7 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 			/* the payload is at the target: the buffer is free */
 			if (p4e_op_send_owed(op))
 				p4e_ini_send_event(op, P4E_NI_OK);
+			op->copy_unsent = false;
 			if (op->ack_req == P4E_ACK_ACCEPT &&
 			    p4e_ini_acked_type(op) && !op->want_resp)
 				p4e_ini_ack_event(op, P4E_NI_OK, op->length,
@@ -363,17 +344,18 @@ p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 
 /* ---- what happened to operations ---------------------------------------- */
 
-void p4e_ini_fail_peer(struct p4e_npeer *np)
+void p4e_ini_fail_peer(struct p4e_npeer *np, uint8_t fail)
 {
 	struct p4u_list *lists[] = { &np->tx_sent, &np->tx_wait,
 				     &np->tx_queue };
+	const struct p4w_resp r = { .fail = fail, .list = P4E_PRIORITY_LIST };
 	struct p4e_op *op, *tmp;
 	size_t i;
 
 	for (i = 0; i < P4U_ARRAY_SIZE(lists); i++)
 		p4u_list_foreach_entry_safe(lists[i], op, tmp, struct p4e_op,
 					    link)
-			p4e_op_step(op, P4E_OPE_LINK_FAILED, NULL);
+			p4e_op_step(op, P4E_OPE_LINK_FAILED, &r);
 }
 
 void p4e_ini_accepted(struct p4e_op *op)
@@ -384,8 +366,9 @@ void p4e_ini_accepted(struct p4e_op *op)
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status)
 {
 	(void)ni;
-	(void)status;	/* a failed send fails its link: conn_failed follows */
-	p4e_op_step(op, P4E_OPE_SEND_DONE, NULL);
+	/* a failed send fails its link: conn_failed follows */
+	p4e_op_step(op, P4E_OPE_SEND_DONE, status ? NULL :
+		    &(const struct p4w_resp){ .fail = P4E_NI_OK });
 }
 
 void p4e_ini_rma_done(struct p4e_ni *ni, void *ctx, int status)

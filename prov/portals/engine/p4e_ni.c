@@ -348,7 +348,7 @@ static int p4e_ni_up_conn_new(void *ctx, struct p4t_conn *conn,
 		return -FI_ENOMEM;
 	if (np->conn && np->conn != conn) {
 		/* the transport keeps one link per pair: a second is stale */
-		p4e_ini_fail_peer(np);
+		p4e_ini_fail_peer(np, P4E_NI_UNDELIVERABLE);
 		p4e_tgt_fail_peer(np);
 		p4e_npeer_reset(np);
 	}
@@ -365,7 +365,9 @@ static void p4e_ni_up_conn_failed(void *ctx, struct p4t_conn *conn, int status)
 	if (ni->closing || !np || np->conn != conn)
 		return;
 	p4u_info(P4U_LOG_ENGINE, "link to peer %u failed: %d", np->id, status);
-	p4e_ini_fail_peer(np);
+	/* a link refused before it was up delivered nothing: say so */
+	p4e_ini_fail_peer(np, status == -FI_ECONNREFUSED ?
+			  P4E_NI_CONN_REFUSED : P4E_NI_UNDELIVERABLE);
 	p4e_tgt_fail_peer(np);
 	p4e_npeer_reset(np);
 }
@@ -431,6 +433,7 @@ static int p4e_ni_open_transport(struct p4e_ni *ni,
 		.port_high = attr->port_high,
 		.auth_key = attr->auth_key,
 		.peer_timeout_ms = attr->peer_timeout_ms,
+		.connect_retry_ms = attr->connect_retry_ms,
 		.rma_chunk = attr->rma_chunk,
 		.rma_offer = attr->rma_offer,
 		.no_offers = attr->no_offers,
@@ -565,6 +568,30 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 }
 
 /* ---- progress ----------------------------------------------------------- */
+
+/*
+ * The one answer to "is anything still owed to peers" (p4e.h): the
+ * engine's side per peer (§7.1: tx_queue and tx_sent hold what the
+ * target has not accepted; deferred and held responses; acceptance owed
+ * to the peer), then the transport's bytes (p4t_owes).
+ */
+bool p4e_ni_owes(struct p4e_ni *ni)
+{
+	struct p4e_npeer *np;
+	uint32_t i;
+
+	P4E_NI_ASSERT(ni);
+	if (!p4u_list_empty(&ni->flush) || !p4u_list_empty(&ni->ack_pending))
+		return true;
+	for (i = 0; i < ni->npeers_cap; i++) {
+		np = ni->npeers[i];
+		if (np && (!p4u_list_empty(&np->tx_queue) ||
+			   !p4u_list_empty(&np->tx_sent) ||
+			   !p4u_list_empty(&np->deferred) || np->nheld))
+			return true;
+	}
+	return p4t_owes(ni->iface);
+}
 
 int p4e_ni_progress(struct p4e_ni *ni, int budget)
 {

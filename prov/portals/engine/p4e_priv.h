@@ -346,6 +346,8 @@ struct p4e_op {
 	bool copied;			/* payload (+ compare) in op->bounce */
 	bool want_resp;			/* an ACK or REPLY will come */
 	bool to_rdzv;			/* resend an eager put as rendezvous */
+	bool copy_unsent;		/* a copy the transport queued: its
+					 * SEND waits until it is written */
 	uint16_t xmit_refs;		/* sends the transport holds our
 					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
@@ -565,7 +567,7 @@ int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *xfer);
 int p4e_ini_response(struct p4e_ni *ni, struct p4e_npeer *np,
 		     const struct p4w_hdr *hdr, const void *msg);
 /* Complete everything of np with P4E_NI_UNDELIVERABLE (link failed). */
-void p4e_ini_fail_peer(struct p4e_npeer *np);
+void p4e_ini_fail_peer(struct p4e_npeer *np, uint8_t fail);
 /* Acceptance reached op (cumulative ack). */
 void p4e_ini_accepted(struct p4e_op *op);
 /*
@@ -579,6 +581,7 @@ void p4e_ini_accepted(struct p4e_op *op);
 int p4e_op_step(struct p4e_op *op, enum p4e_op_event ev,
 		const struct p4w_resp *resp);
 const char *p4e_op_state_name(enum p4e_op_state state);
+const char *p4e_op_event_name(enum p4e_op_event ev);
 /* (Re)send queued ops of np while the transport takes them. */
 int p4e_ini_flush(struct p4e_npeer *np);
 void p4e_ini_send_done(struct p4e_ni *ni, struct p4e_op *op, int status);

@@ -105,6 +105,8 @@ struct p4f_params {
 	size_t oflow_buf_count;
 	size_t unexp_max;	/* unexpected headers kept per endpoint */
 	size_t peer_timeout_ms;
+	size_t connect_retry_ms;	/* refused connects retried this long */
+	size_t linger_ms;	/* fi_close waits this long for deliveries */
 	int progress_thread;
 	char *transport;	/* auto (default), tcp, verbs, loop */
 	size_t ack_delay_us;

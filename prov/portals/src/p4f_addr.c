@@ -5,6 +5,8 @@
  */
 #include <config.h>
 
+#include <errno.h>
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <stdio.h>
@@ -95,8 +97,11 @@ int p4f_iface_list(int family, struct p4f_iface **ifaces_p, size_t *count_p)
 	struct p4f_iface *ifaces, tmp;
 	size_t n = 0, cap = 0, i, j;
 
+	/* out of descriptors or memory is not "no interface": say so */
 	if (getifaddrs(&ifa_list))
-		return -FI_ENODATA;
+		return errno == EMFILE || errno == ENFILE ? -errno :
+		       errno == ENOMEM || errno == ENOBUFS ? -FI_ENOMEM :
+		       -FI_ENODATA;
 	for (ifa = ifa_list; ifa; ifa = ifa->ifa_next)
 		cap++;
 	ifaces = calloc(cap ? cap : 1, sizeof(*ifaces));

@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,6 +77,7 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.rma_offer = p4f_params.rdzv_offer,
 		.no_offers = !p4f_params.rdzv_offer,
 		.peer_timeout_ms = p4f_params.peer_timeout_ms,
+		.connect_retry_ms = p4f_params.connect_retry_ms,
 		/* with a progress thread, whichever thread received a message
 		 * may go quiet for long: acknowledge at once */
 		.ack_delay_ns = domain->data_progress == FI_PROGRESS_AUTO ? 0 :
@@ -188,6 +190,42 @@ static void p4f_ep_worker_close(struct p4f_ep *ep)
 	ep->worker = NULL;
 }
 
+/*
+ * fi_close lingers (docs/design.md §7.6, fi_portals.7 "Resource
+ * management"): sends that completed, or are queued, are the peers' once
+ * their targets accepted them. Progress until the engine owes nothing
+ * (p4e_ni_owes: every request accepted, responses and acknowledgements
+ * sent, the transport's bytes in the peers' kernels), at most
+ * FI_PORTALS_LINGER_MS; the transport then closes its sockets gracefully.
+ * A peer's answers wake the worker's fd; the peer's kernel acknowledging
+ * our last bytes raises no event, hence the 1 ms bound on each sleep. No
+ * lock is held while asleep (a progress thread goes on meanwhile).
+ */
+static void p4f_ep_linger(struct p4f_ep *ep)
+{
+	struct p4f_worker *w = ep->worker;
+	struct pollfd pfd = { .fd = p4f_worker_wait_fd(w), .events = POLLIN };
+	uint64_t end = p4u_time_ms() + p4f_params.linger_ms, now;
+	bool owes;
+
+	for (;;) {
+		p4f_worker_lock(w);
+		(void)p4f_worker_progress_locked(w);
+		owes = p4e_ni_owes(ep->ni);
+		if (owes)	/* what was held back goes now */
+			p4e_worker_prepare_sleep(w->ew);
+		p4f_worker_unlock(w);
+		now = p4u_time_ms();
+		if (!owes || now >= end)
+			break;
+		(void)poll(&pfd, 1, (int)P4U_MIN(end - now, (uint64_t)1));
+	}
+	if (owes)
+		FI_INFO(&p4f_prov, FI_LOG_EP_CTRL, "endpoint closing after "
+			"%zu ms with messages its peers did not accept yet\n",
+			p4f_params.linger_ms);
+}
+
 static int p4f_ep_close(struct fid *fid)
 {
 	struct p4f_ep *ep = p4f_ep_of_fid(fid);
@@ -197,6 +235,7 @@ static int p4f_ep_close(struct fid *fid)
 			"endpoint still has %d aliases\n", atomic_load(&ep->ref));
 		return -FI_EBUSY;
 	}
+	p4f_ep_linger(ep);
 	p4u_lock_acquire(&ep->domain->lock);
 	if (ep->enabled)
 		p4u_list_remove(&ep->dom_link);

@@ -33,6 +33,8 @@ _Static_assert(FI_ENOSPC == ENOSPC, "util's -ENOSPC must be -FI_ENOSPC");
 #define P4F_DEF_OFLOW_BUF_COUNT	16
 #define P4F_DEF_UNEXP_MAX	65536
 #define P4F_DEF_PEER_TIMEOUT	30000
+#define P4F_DEF_CONNECT_RETRY	2000
+#define P4F_DEF_LINGER		2000
 
 struct p4f_params p4f_params = {
 	.eager_size = P4F_DEF_EAGER_SIZE,
@@ -46,6 +48,8 @@ struct p4f_params p4f_params = {
 	.oflow_buf_count = P4F_DEF_OFLOW_BUF_COUNT,
 	.unexp_max = P4F_DEF_UNEXP_MAX,
 	.peer_timeout_ms = P4F_DEF_PEER_TIMEOUT,
+	.connect_retry_ms = P4F_DEF_CONNECT_RETRY,
+	.linger_ms = P4F_DEF_LINGER,
 	.ack_delay_us = P4F_DEF_ACK_DELAY_US,
 };
 
@@ -103,6 +107,17 @@ static const struct p4f_param p4f_param_table[] = {
 	{ "peer_timeout", P4F_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
 	  { .size = P4F_DEF_PEER_TIMEOUT }, &p4f_params.peer_timeout_ms, 100, 3600000 },
+	{ "connect_retry_ms", P4F_PARAM_SIZE,
+	  "Milliseconds a connect the peer's host refuses (nothing listens "
+	  "yet) is retried before the operations to it fail with "
+	  "FI_ECONNREFUSED (at most the peer timeout)",
+	  { .size = P4F_DEF_CONNECT_RETRY }, &p4f_params.connect_retry_ms,
+	  20, 3600000 },
+	{ "linger_ms", P4F_PARAM_SIZE,
+	  "Milliseconds fi_close of an endpoint waits for what it still "
+	  "owes its peers (sends completed or queued, not yet accepted by "
+	  "the target) to be delivered; 0 = do not wait",
+	  { .size = P4F_DEF_LINGER }, &p4f_params.linger_ms, 0, 600000 },
 	{ "progress_thread", P4F_PARAM_BOOL,
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",

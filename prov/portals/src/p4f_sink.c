@@ -38,6 +38,8 @@ static int p4f_sink_errno(uint8_t fail)
 		return FI_ENOMSG;
 	case P4E_NI_SEGV:
 		return FI_EFAULT;
+	case P4E_NI_CONN_REFUSED:	/* nothing listens there */
+		return FI_ECONNREFUSED;
 	case P4E_NI_UNDELIVERABLE:
 	case P4E_NI_DROPPED:
 	case P4E_NI_PT_DISABLED:
@@ -117,9 +119,11 @@ static void p4f_sink_recv(struct p4f_ep *ep, const struct p4e_event *ev)
 		err = FI_ETRUNC;	/* an error here, a success for Portals */
 	p4f_sink_cntr(ep, P4F_CNTR_RECV, !err);
 	if (err) {
+		/* olen is what did not fit: only a truncation has any */
 		p4f_sink_error(ep->rx_cq, ev->user_ptr, flags, err,
-			       ev->mlength, ev->rlength - ev->mlength, tag,
-			       data, ev->ni_fail_type);
+			       ev->mlength, err == FI_ETRUNC ?
+			       ev->rlength - ev->mlength : 0, tag, data,
+			       ev->ni_fail_type);
 		return;
 	}
 	if (!ep->rx_cq || !p4f_sink_wanted(ep->rx_cq_flags, ev->user_flags))

@@ -42,6 +42,8 @@ static int p4f_sink_rma_errno(uint8_t fail)
 		return FI_EINVAL;
 	case P4E_NI_CANCELED:
 		return FI_ECANCELED;
+	case P4E_NI_CONN_REFUSED:	/* nothing listens there */
+		return FI_ECONNREFUSED;
 	default:
 		return FI_EIO;
 	}

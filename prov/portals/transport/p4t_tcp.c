@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -320,6 +322,33 @@ static void p4t_tcp_flush(struct p4t_iface *iface)
 	p4t_tcp_corked_flush(p4t_tcp_iface_of(iface));
 }
 
+/*
+ * p4t.h owes: a link with messages queued, batched or pipelined and not
+ * yet confirmed, or a socket whose bytes the peer's host has not
+ * acknowledged yet (SIOCOUTQ: once it is 0 they are in the peer's
+ * kernel, where our close can no longer lose them).
+ */
+static bool p4t_tcp_owes(struct p4t_iface *iface_)
+{
+	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
+	struct p4t_tcp_conn *conn;
+	int unacked;
+
+	p4u_list_foreach_entry(&iface->conns, conn, struct p4t_tcp_conn,
+			       node) {
+		if (conn->self || (conn->state != P4T_TCP_CONN_CONNECTING &&
+				   conn->state != P4T_TCP_CONN_ESTABLISHED))
+			continue;
+		if (!p4u_list_empty(&conn->txq) ||
+		    !p4u_list_empty(&conn->unconfirmed))
+			return true;
+		if (conn->state == P4T_TCP_CONN_ESTABLISHED &&
+		    !ioctl(conn->sock->fd, SIOCOUTQ, &unacked) && unacked > 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- open and close ---------------------------------------------------------- */
 
 static int p4t_tcp_random(uint64_t *val)
@@ -464,6 +493,10 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	iface->upcall_ctx = cfg->upcall_ctx;
 	iface->peer_timeout_ms = cfg->peer_timeout_ms ? cfg->peer_timeout_ms :
 				 P4T_TCP_TIMEOUT_DEFAULT;
+	iface->connect_retry_ms = cfg->connect_retry_ms ?
+				  P4U_MIN(cfg->connect_retry_ms,
+					  iface->peer_timeout_ms) :
+				  iface->peer_timeout_ms;
 	iface->chunk = cfg->rma_chunk ? cfg->rma_chunk : P4T_TCP_CHUNK_DEFAULT;
 	iface->chunk = P4U_MIN(iface->chunk, P4T_TCP_MAX_MSG);
 	iface->offer_max = cfg->no_offers ? 0 :
@@ -692,6 +725,7 @@ const struct p4t_ops p4t_tcp_ops = {
 	.progress = p4t_tcp_progress,
 	.flush = p4t_tcp_flush,
 	.wait_fd = p4t_tcp_wait_fd,
+	.owes = p4t_tcp_owes,
 };
 
 /* ---- hooks (p4t_tcp.h) ------------------------------------------------------- */

@@ -15,11 +15,18 @@
  * Links: one per peer listening address, made by conn_get, which starts a
  * non-blocking connect at once; sends, pulls and pushes on a link still
  * connecting are queued. The caller sends HELLO, the callee checks magic,
- * version and auth_key, makes conn_new and answers HELLO_ACK; nothing of
- * the engine flows before. When both sides connect at once, the socket
+ * version and auth_key, makes conn_new and answers HELLO_ACK. Pipelined:
+ * once the caller's connect completed (checked right after connect(), at
+ * each send and in progress) it writes the HELLO and the whole messages
+ * queued behind it without waiting for the HELLO_ACK; a send queued on a
+ * link still connecting returns P4T_QUEUED when it has an op_ctx (a copy
+ * too), and its send_done comes when the HELLO_ACK confirmed it. When both
+ * sides connect at once, the socket
  * opened by the side with the lower address (bytes of the normalised
- * sockaddr) is kept; the other side's HELLO is answered with BYE and its
- * link waits for that socket, keeping its queue. A HELLO from the address
+ * sockaddr) is kept; the other side's HELLO is answered with BYE (the
+ * socket drained, then closed) and its link waits for that socket,
+ * keeping its queue, what it pipelined on the lost socket first, whole
+ * and in order (the peer read none of it). A HELLO from the address
  * of an established link with another session (the peer restarted) fails
  * the old link (conn_failed) before the new one is announced.
  *
@@ -80,6 +87,12 @@
  * Self: messages, pulls and pushes to the iface's own address go through
  * an in-process queue delivered in progress; no socket.
  *
+ * Closing: every socket ends with shutdown(SHUT_WR), what arrived is
+ * read and dropped (bounded), then close(): a FIN, not a reset, so what
+ * was written survives the close and the process's exit. owes (p4t.h)
+ * says whether a link still has queued or unconfirmed messages, or
+ * bytes the peer's host has not acknowledged (SIOCOUTQ).
+ *
  * Failures: EOF, resets, refused or timed-out connects (peer_timeout_ms),
  * a HELLO_ACK missing within it, BYE: every queued send completes
  * (send_done with -FI_ECONNABORTED for P4T_QUEUED ones), every pull and
@@ -105,7 +118,8 @@
  * HELLO_ACK, else its link fails with -FI_ETIMEDOUT. A connect refused by
  * the peer's host is tried again after a pause (P4T_TCP_RETRY_MIN_MS,
  * doubling up to P4T_TCP_RETRY_MAX_MS) as long as the retry comes before
- * peer_timeout_ms after conn_get, else the link fails with
+ * connect_retry_ms (at most peer_timeout_ms) after conn_get, else the
+ * link fails with
  * -FI_ECONNREFUSED at that refusal; a link waiting for the peer's socket
  * after a collision fails with -FI_ETIMEDOUT peer_timeout_ms after the
  * BYE. Timers go with what they time (socket closed, link up, failed or

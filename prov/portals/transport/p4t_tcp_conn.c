@@ -168,10 +168,13 @@ struct p4t_tcp_conn *p4t_tcp_conn_create(struct p4t_tcp_iface *iface,
 	conn->state = P4T_TCP_CONN_CONNECTING;
 	conn->deadline_ns = p4u_time_ns() +
 			    iface->peer_timeout_ms * 1000000ull;
+	conn->retry_end_ns = p4u_time_ns() +
+			     iface->connect_retry_ms * 1000000ull;
 	p4u_timer_init(&conn->deadline_timer, p4t_tcp_conn_expired);
 	p4u_timer_init(&conn->retry_timer, p4t_tcp_conn_retry);
 	p4t_tcp_conn_wait_peer(conn);
 	p4u_list_init(&conn->txq);
+	p4u_list_init(&conn->unconfirmed);
 	p4u_list_init(&conn->pulls);
 	p4u_list_node_init(&conn->active);
 	p4u_list_node_init(&conn->backlog);
@@ -227,6 +230,12 @@ int p4t_tcp_conn_connect(struct p4t_tcp_conn *conn)
 	conn->sock = sock;
 	p4u_timer_cancel(iface->timers, &conn->deadline_timer);
 	iface->stats.connects++;
+	/*
+	 * A local peer's kernel has usually completed the connect by now:
+	 * the HELLO and what is queued go at once (p4t_tcp_hs_pipeline), so
+	 * they need no further call of ours.
+	 */
+	p4t_tcp_hs_pipeline(conn);
 	return 0;
 }
 
@@ -256,7 +265,10 @@ bool p4t_tcp_conn_retry_later(struct p4t_tcp_conn *conn)
 	conn->backoff_ms = conn->backoff_ms ?
 		P4U_MIN(conn->backoff_ms * 2, (uint32_t)P4T_TCP_RETRY_MAX_MS) :
 		P4T_TCP_RETRY_MIN_MS;
-	if (now + conn->backoff_ms * 1000000ull >= conn->deadline_ns)
+	/* retried for connect_retry_ms (a peer starting), never past the
+	 * link's deadline: then the refusal is the answer */
+	if (now + conn->backoff_ms * 1000000ull >=
+	    P4U_MIN(conn->deadline_ns, conn->retry_end_ns))
 		return false;
 	/* the link's deadline, after the retry, times it again from here */
 	if (conn->sock)
@@ -276,6 +288,8 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
 		if (!conn->rx.buf)
 			return -FI_ENOMEM;
 	}
+	/* our own attempt, if another socket wins, gives its pipelined
+	 * messages back to txq (p4t_tcp_sock_close) */
 	if (conn->sock && conn->sock != sock)
 		p4t_tcp_sock_close(conn->sock);
 	p4u_list_remove(&sock->node);
@@ -293,19 +307,25 @@ int p4t_tcp_conn_adopt(struct p4t_tcp_conn *conn, struct p4t_tcp_sock *sock)
 	iface->nestablished++;
 	p4u_list_insert_tail(&iface->established, &conn->active);
 	iface->stats.handshakes++;
+	/* what went behind this socket's HELLO is the link's now */
+	p4t_tcp_hs_confirm(conn);
 	p4t_tcp_conn_want_out(conn);
 	return 0;
 }
 
-/* EPOLLOUT only while something waits to be written. */
+/*
+ * EPOLLOUT only while something waits to be written: on the link's
+ * socket, or on our attempt once it connected (HELLO_SENT: pipelined).
+ */
 void p4t_tcp_conn_want_out(struct p4t_tcp_conn *conn)
 {
 	struct p4t_tcp_sock *sock = conn->sock;
 	uint32_t ev = EPOLLIN;
 
-	if (!sock || sock->state != P4T_TCP_SOCK_ESTABLISHED)
+	if (!sock || (sock->state != P4T_TCP_SOCK_ESTABLISHED &&
+		      sock->state != P4T_TCP_SOCK_HELLO_SENT))
 		return;
-	if (sock->ctl_off < sock->ctl_len || !p4u_list_empty(&conn->txq))
+	if (p4t_tcp_conn_has_out(conn))
 		ev |= EPOLLOUT;
 	(void)p4t_tcp_sock_watch(sock, ev);
 }
@@ -362,6 +382,7 @@ static void p4t_tcp_conn_down(struct p4t_tcp_conn *conn)
 	if (conn->sock)
 		p4t_tcp_sock_close(conn->sock);
 	conn->sock = NULL;
+	p4t_tcp_hs_rewind(conn);	/* aborted with txq below */
 	p4t_tcp_conn_timers_cancel(conn);
 	free(conn->rx.big);
 	conn->rx.big = NULL;

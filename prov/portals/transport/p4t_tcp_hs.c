@@ -4,18 +4,35 @@
  * that are not yet a link's).
  *
  * Socket life: an outgoing socket is CONNECTING, then HELLO_SENT once its
- * HELLO is written, then ESTABLISHED on a valid HELLO_ACK; a BYE instead
+ * connect completed, then ESTABLISHED on a valid HELLO_ACK; a BYE instead
  * means the peer keeps its own socket to us (collision) and the link
  * waits for it. An accepted socket is HELLO_WAIT until a valid HELLO,
  * then either becomes the link's socket (answered HELLO_ACK) or is
  * answered BYE and closed. Handshake reads take exactly one message:
  * what follows belongs to the link. A connect refused by the peer's host
  * is retried (p4t_tcp_conn_retry_later in p4t_tcp_conn.c).
+ *
+ * Pipelined: the caller does not wait for the HELLO_ACK. As soon as its
+ * connect completed (checked right after connect(), at every send and
+ * in progress: p4t_tcp_hs_pipeline), the HELLO and the whole messages
+ * queued behind it are written, so the kernel delivers them without
+ * another call of the sender's (docs/design.md §10.2). The callee reads
+ * the HELLO alone and, if it takes the socket, the rest as the link's.
+ * Written messages wait on conn->unconfirmed: the HELLO_ACK confirms
+ * them (p4t_tcp_hs_confirm, at adopt); if that socket does not become
+ * the link (BYE: the peer keeps its socket; our attempt closed for the
+ * peer's; a refusal), the peer read none of them past the HELLO and they
+ * go back, whole and in order, to the head of txq for the socket that
+ * does (p4t_tcp_hs_rewind, at p4t_tcp_sock_close). The side that answers
+ * BYE drains the losing socket before closing it (p4t_tcp_sock_close),
+ * so the loser reads the BYE, not a reset, and nothing is lost or
+ * delivered twice.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,6 +40,76 @@
 #include <rdma/fi_errno.h>
 
 #include "p4t_tcp_priv.h"
+
+/* ---- pipelining ---------------------------------------------------------------- */
+
+/* The HELLO_ACK came on the socket that carried them: they are sent. */
+void p4t_tcp_hs_confirm(struct p4t_tcp_conn *conn)
+{
+	struct p4u_list *node;
+	struct p4t_tcp_tx *tx;
+
+	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
+		tx = container_of(node, struct p4t_tcp_tx, ev.node);
+		if (tx->notify) {
+			tx->ev.kind = P4T_TCP_EV_SEND_DONE;
+			tx->ev.status = 0;
+			p4t_tcp_ev_post(conn->iface, &tx->ev);
+		} else {
+			p4t_tcp_tx_free(conn->iface, tx);
+		}
+	}
+}
+
+/*
+ * The socket that carried them is gone unanswered: the peer took nothing
+ * past its HELLO. Back to the head of txq, in order, whole (a message cut
+ * by the socket's end too), for the next socket.
+ */
+void p4t_tcp_hs_rewind(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_tx *tx;
+	struct p4u_list *node;
+
+	tx = p4u_list_first_entry(&conn->txq, struct p4t_tcp_tx, ev.node);
+	if (tx && tx->kind == P4T_TCP_TX_MSG)
+		tx->done = 0;
+	while (!p4u_list_empty(&conn->unconfirmed)) {
+		node = conn->unconfirmed.prev;
+		p4u_list_remove(node);
+		tx = container_of(node, struct p4t_tcp_tx, ev.node);
+		tx->done = 0;
+		conn->txq_bytes += tx->len;
+		p4u_list_insert_head(&conn->txq, node);
+	}
+	conn->wblocked = false;
+}
+
+/*
+ * Write what the link's attempt may carry now: once its connect
+ * completed, the HELLO and the messages queued behind it. Called right
+ * after connect(), at each send on the link and from progress; a connect
+ * still in flight (a remote host: a round trip) is left to progress.
+ */
+void p4t_tcp_hs_pipeline(struct p4t_tcp_conn *conn)
+{
+	struct p4t_tcp_sock *sock = conn->sock;
+	struct pollfd pfd;
+
+	if (!sock || !sock->outgoing)
+		return;
+	if (sock->state == P4T_TCP_SOCK_CONNECTING) {
+		pfd.fd = sock->fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) == 1 && pfd.revents)
+			p4t_tcp_hs_event(sock, (uint32_t)pfd.revents);
+		return;
+	}
+	if (sock->state == P4T_TCP_SOCK_HELLO_SENT &&
+	    p4t_tcp_conn_write(conn) < 0)
+		p4t_tcp_hs_event(sock, EPOLLIN | EPOLLERR);
+}
 
 /* ---- the handshake ------------------------------------------------------------- */
 
@@ -270,6 +357,7 @@ void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events)
 	struct p4t_tcp_conn *conn = sock->conn;
 	struct p4w_hdr hdr;
 	socklen_t elen = sizeof(int);
+	bool write_failed = false;
 	int ret, err = 0;
 
 	if (sock->state == P4T_TCP_SOCK_CONNECTING) {
@@ -286,19 +374,25 @@ void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events)
 		}
 		sock->state = P4T_TCP_SOCK_HELLO_SENT;
 	}
-	if (sock->ctl_off < sock->ctl_len) {
+	if (sock->outgoing) {
+		/* the HELLO and what is queued behind it; on an error, read
+		 * first what the peer said (a BYE comes before its reset) */
+		if (p4t_tcp_conn_write(conn) < 0) {
+			write_failed = true;
+			events |= EPOLLERR;
+		}
+	} else if (sock->ctl_off < sock->ctl_len) {
 		ret = p4t_tcp_hs_write(sock);
 		if (ret < 0) {
-			if (conn)
-				p4t_tcp_conn_fail(conn, -FI_ECONNREFUSED);
-			else
-				p4t_tcp_sock_reject(sock, ret, "write error");
+			p4t_tcp_sock_reject(sock, ret, "write error");
 			return;
 		}
 	}
 	if (!(events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
 		return;
 	ret = p4t_tcp_hs_read(sock, &hdr);
+	if (ret == 0 && write_failed)
+		ret = -FI_ECONNRESET;
 	if (ret == 0)
 		return;
 	if (ret < 0 && sock->outgoing) {

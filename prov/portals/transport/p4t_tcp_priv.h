@@ -267,6 +267,14 @@ struct p4t_tcp_conn {
 	uint32_t backoff_ms;		/* the pause after the next refusal */
 	struct p4t_tcp_sock *sock;	/* CONNECTING: the attempt, if any */
 	struct p4u_list txq;		/* struct p4t_tcp_tx, in write order */
+	/*
+	 * Messages written on our attempt (conn->sock) behind its HELLO,
+	 * before the HELLO_ACK (a pipelined handshake, p4t_tcp_hs.c):
+	 * completed when that socket becomes the link, back at the head of
+	 * txq, whole, when it does not (a collision's BYE, a refusal).
+	 */
+	struct p4u_list unconfirmed;
+	uint64_t retry_end_ns;		/* refused connects retried till */
 	size_t txq_bytes;
 	size_t nstreams;		/* stream txs on txq */
 	struct p4u_list pulls;		/* our pulls waiting for data */
@@ -324,6 +332,7 @@ struct p4t_tcp_iface {
 	uint64_t auth_key;
 	uint64_t salt;			/* cookie key = handle ^ salt */
 	uint64_t peer_timeout_ms;
+	uint64_t connect_retry_ms;
 	size_t chunk;
 	size_t offer_max;		/* attr.max_offer */
 	const struct p4t_upcalls *upcalls;
@@ -416,6 +425,9 @@ void p4t_tcp_accept(struct p4t_tcp_iface *iface);
 /* ---- p4t_tcp_hs.c --------------------------------------------------------- */
 
 void p4t_tcp_hs_event(struct p4t_tcp_sock *sock, uint32_t events);
+void p4t_tcp_hs_pipeline(struct p4t_tcp_conn *conn);
+void p4t_tcp_hs_confirm(struct p4t_tcp_conn *conn);
+void p4t_tcp_hs_rewind(struct p4t_tcp_conn *conn);
 
 /* ---- p4t_tcp_self.c ------------------------------------------------------- */
 
@@ -460,6 +472,8 @@ struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
 				  size_t len);
 void p4t_tcp_conn_kick(struct p4t_tcp_conn *conn);
 int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn);
+int p4t_tcp_conn_write(struct p4t_tcp_conn *conn);
+bool p4t_tcp_conn_has_out(const struct p4t_tcp_conn *conn);
 void p4t_tcp_corked_flush(struct p4t_tcp_iface *iface);
 int p4t_tcp_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,

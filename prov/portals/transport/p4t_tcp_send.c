@@ -192,13 +192,19 @@ static int p4t_tcp_send_queue(struct p4t_tcp_conn *conn, const void *hdr,
 		return ret;
 	}
 	tx->op_ctx = op_ctx;
-	tx->notify = !copy;
+	/*
+	 * A copy on a link still being set up is reported too (send_done
+	 * when written): until then nothing of it left, and the engine
+	 * completes nothing that may never leave (a refused connect).
+	 */
+	tx->notify = op_ctx && (!copy ||
+				conn->state != P4T_TCP_CONN_ESTABLISHED);
 	if (copy)
 		iface->stats.queued_copy++;
 	else
 		iface->stats.queued_ref++;
 	p4t_tcp_txq_append(conn, tx);
-	return copy ? P4T_DONE : P4T_QUEUED;
+	return tx->notify ? P4T_QUEUED : P4T_DONE;
 }
 
 /* A transport control message, always copied, at the tail of the queue. */
@@ -552,7 +558,10 @@ static size_t p4t_tcp_tx_gather(const struct p4t_tcp_tx *tx, struct iovec *v,
 	return bytes;
 }
 
-/* A tx is written: complete it (or let its chunk source re-arm it). */
+/*
+ * A tx is written: complete it (or let its chunk source re-arm it). On
+ * an attempt not yet answered it waits for the answer (unconfirmed).
+ */
 static void p4t_tcp_tx_written(struct p4t_tcp_conn *conn,
 			       struct p4t_tcp_tx *tx)
 {
@@ -562,6 +571,10 @@ static void p4t_tcp_tx_written(struct p4t_tcp_conn *conn,
 	}
 	p4u_list_remove(&tx->ev.node);
 	conn->txq_bytes -= tx->len;
+	if (conn->state == P4T_TCP_CONN_CONNECTING) {
+		p4u_list_insert_tail(&conn->unconfirmed, &tx->ev.node);
+		return;
+	}
 	if (tx->notify) {
 		tx->ev.kind = P4T_TCP_EV_SEND_DONE;
 		tx->ev.status = 0;
@@ -607,6 +620,11 @@ static size_t p4t_tcp_conn_gather(struct p4t_tcp_conn *conn, size_t *n_p)
 	p4u_list_foreach_entry(&conn->txq, tx, struct p4t_tcp_tx, ev.node) {
 		if (n >= P4T_TCP_WRITEV_MAX || bytes >= P4T_TCP_WRITEV_BYTES)
 			break;
+		/* pipelined behind a HELLO: whole messages only (a chunk
+		 * is armed by its source once written) */
+		if (conn->state != P4T_TCP_CONN_ESTABLISHED &&
+		    tx->kind != P4T_TCP_TX_MSG)
+			break;
 		bytes += p4t_tcp_tx_gather(tx, v, P4T_TCP_WRITEV_MAX, &n);
 		/*
 		 * A push arms its next chunk in place once this one is
@@ -621,18 +639,32 @@ static size_t p4t_tcp_conn_gather(struct p4t_tcp_conn *conn, size_t *n_p)
 	return bytes;
 }
 
+/* Is there something the socket could take now? */
+bool p4t_tcp_conn_has_out(const struct p4t_tcp_conn *conn)
+{
+	const struct p4t_tcp_sock *sock = conn->sock;
+	const struct p4t_tcp_tx *tx;
+
+	if (sock->ctl_off < sock->ctl_len)
+		return true;
+	tx = p4u_list_first_entry(&conn->txq, struct p4t_tcp_tx, ev.node);
+	return tx && (conn->state == P4T_TCP_CONN_ESTABLISHED ||
+		      tx->kind == P4T_TCP_TX_MSG);
+}
+
 /*
- * Write what the socket takes. Returns 0, or -1 when the link failed.
+ * Write what the socket takes: its handshake bytes, then the queue (on a
+ * link still connecting: the whole messages at its head, pipelined behind
+ * the HELLO of conn->sock, which must be outgoing and connected).
+ * Returns 0, or the socket's error (< 0; the caller decides what fails).
  * Completions become events; no upcall is made here.
  */
-int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn)
+int p4t_tcp_conn_write(struct p4t_tcp_conn *conn)
 {
 	struct msghdr mh = { .msg_iov = conn->iface->wiov };
 	size_t n, bytes;
 	ssize_t w;
 
-	if (conn->state != P4T_TCP_CONN_ESTABLISHED)
-		return 0;
 	conn->wblocked = false;
 	for (;;) {
 		bytes = p4t_tcp_conn_gather(conn, &n);
@@ -647,10 +679,8 @@ int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn)
 			conn->wblocked = true;
 			break;
 		}
-		if (w < 0) {
-			p4t_tcp_conn_fail(conn, p4t_tcp_errno_status(errno));
-			return -1;
-		}
+		if (w < 0)
+			return p4t_tcp_errno_status(errno);
 		p4t_tcp_conn_consume(conn, (size_t)w);
 		if ((size_t)w < bytes) {
 			conn->wblocked = true;
@@ -658,5 +688,28 @@ int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn)
 		}
 	}
 	p4t_tcp_conn_want_out(conn);
+	return 0;
+}
+
+/*
+ * Write what the socket takes. Returns 0, or -1 when the link failed.
+ * A link still connecting writes what its handshake allows
+ * (p4t_tcp_hs_pipeline).
+ */
+int p4t_tcp_conn_flush(struct p4t_tcp_conn *conn)
+{
+	int ret;
+
+	if (conn->state == P4T_TCP_CONN_CONNECTING) {
+		p4t_tcp_hs_pipeline(conn);
+		return conn->state == P4T_TCP_CONN_FAILED ? -1 : 0;
+	}
+	if (conn->state != P4T_TCP_CONN_ESTABLISHED)
+		return 0;
+	ret = p4t_tcp_conn_write(conn);
+	if (ret < 0) {
+		p4t_tcp_conn_fail(conn, ret);
+		return -1;
+	}
 	return 0;
 }

@@ -75,9 +75,32 @@ int p4t_tcp_sock_watch(struct p4t_tcp_sock *sock, uint32_t events)
 }
 
 /*
+ * A graceful close: what we wrote survives our close and our process's
+ * exit only if the kernel ends the stream with a FIN, and it sends a
+ * reset instead (dropping what it still holds for the peer) when unread
+ * bytes sit in our receive queue. So: FIN after our bytes
+ * (shutdown(SHUT_WR)), then read and drop what arrived (bounded: a peer
+ * that streams on gets its reset), then close.
+ */
+static void p4t_tcp_fd_close(struct p4t_tcp_iface *iface, int fd)
+{
+	ssize_t n;
+	int i;
+
+	(void)shutdown(fd, SHUT_WR);
+	for (i = 0; i < 4; i++) {
+		n = recv(fd, iface->scratch, P4T_TCP_SCRATCH, MSG_DONTWAIT);
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			break;
+	}
+	close(fd);
+}
+
+/*
  * Closed now, freed by reap (this round's epoll results may name it); its
  * deadline goes with it. A link whose attempt this was is timed by its
- * own deadline again while it keeps connecting (p4t_tcp_conn_wait_peer).
+ * own deadline again while it keeps connecting (p4t_tcp_conn_wait_peer),
+ * and gets back, to send again, what it pipelined on it.
  */
 void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
 {
@@ -89,7 +112,7 @@ void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
 	if (sock->state == P4T_TCP_SOCK_HELLO_WAIT)
 		sock->iface->naccepted--;
 	if (sock->fd >= 0)
-		close(sock->fd);
+		p4t_tcp_fd_close(sock->iface, sock->fd);
 	sock->fd = -1;
 	sock->state = P4T_TCP_SOCK_DEAD;
 	sock->conn = NULL;
@@ -97,8 +120,10 @@ void p4t_tcp_sock_close(struct p4t_tcp_sock *sock)
 	p4u_list_insert_tail(&sock->iface->dead_socks, &sock->node);
 	if (conn && conn->sock == sock) {
 		conn->sock = NULL;
-		if (conn->state == P4T_TCP_CONN_CONNECTING)
+		if (conn->state == P4T_TCP_CONN_CONNECTING) {
+			p4t_tcp_hs_rewind(conn);
 			p4t_tcp_conn_wait_peer(conn);
+		}
 	}
 }
 

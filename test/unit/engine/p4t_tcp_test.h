@@ -183,6 +183,25 @@ static inline void pump_once(void)
 		}							\
 	} while (0)
 
+/* Progress one side only (the other makes no call at all), as pump_once. */
+static inline void pump_side_once(struct side *s)
+{
+	struct pollfd pfd = { .fd = p4t_wait_fd(s->iface), .events = POLLIN };
+
+	if (!side_timers_run(s) && !p4t_progress(s->iface, 64))
+		(void)poll(&pfd, 1, side_sleep_ms(s, 1));
+}
+
+#define PUMP_SIDE_UNTIL(s, cond)					\
+	do {								\
+		uint64_t t0_ = now_ms();				\
+		while (!(cond)) {					\
+			pump_side_once(s);				\
+			cr_assert_lt(now_ms() - t0_, 30000,		\
+				     "timed out waiting for " #cond);	\
+		}							\
+	} while (0)
+
 /* Progress until nothing happens for ms milliseconds. */
 static inline void pump_quiet(int ms)
 {

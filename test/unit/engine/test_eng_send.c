@@ -35,13 +35,25 @@ static void send_at_once(size_t len, unsigned md_opts)
 	append_me(1, dst, len, P4E_ME_OP_PUT | P4E_ME_USE_ONCE, 0, 0, NULL, 0);
 	md = eng_md(&e, 0, src, len, md_opts, P4E_HANDLE_NONE);
 	x = eng_xfer(&e, 0, md, len, 0);
-	/* nothing has progressed: the target has not seen the put yet */
+	/*
+	 * Nothing has progressed: the target has not seen the put yet. On a
+	 * link that is up (loop) SEND comes at once; on a new TCP link the
+	 * copy left with the HELLO and SEND waits for the peer's answer
+	 * (docs/design.md §7.6): the buffer is reusable either way.
+	 */
 	cr_assert_eq(p4e_put(e.ni[0], &x), 0);
-	ev = eng_event(&e, 0);
-	cr_expect_eq(ev.type, P4E_EVENT_SEND);
-	cr_expect_eq(ev.ni_fail_type, P4E_NI_OK);
+	if (eng_is_loop()) {
+		ev = eng_event(&e, 0);
+		cr_expect_eq(ev.type, P4E_EVENT_SEND);
+		cr_expect_eq(ev.ni_fail_type, P4E_NI_OK);
+	}
 	memset(src, 0xff, len);
 	eng_progress(&e);
+	if (!eng_is_loop()) {
+		ev = eng_event(&e, 0);
+		cr_expect_eq(ev.type, P4E_EVENT_SEND);
+		cr_expect_eq(ev.ni_fail_type, P4E_NI_OK);
+	}
 	cr_expect_eq(memcmp(dst, want, len), 0, "target got the buffer as "
 		     "it was at the call (%zu bytes)", len);
 	cr_expect_eq(eng_event(&e, 0).type, P4E_EVENT_ACK);
