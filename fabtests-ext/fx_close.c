@@ -18,6 +18,10 @@
  *               sleeps 5 s without calling the provider, then says over
  *               OOB that it woke. The server must receive the message
  *               before that second OOB note.
+ *   connected   the same on a link already up: a first message, then 8
+ *               back to back (4 plain, then 3 with FI_MORE and one
+ *               without) and, without reading their completions, away;
+ *               all must arrive before the note.
  *   refused     the client sends to an address where nothing listens:
  *               the send must fail with FI_ECONNREFUSED (olen 0) within
  *               FI_PORTALS_CONNECT_RETRY_MS (2 s) + 3 s.
@@ -345,53 +349,98 @@ static void fxc_close_mode(struct fx_ctx *ctx, const char *mode)
 
 /* ---- first: nothing held back while the sender is elsewhere -------------- */
 
-static void fxc_first(struct fx_ctx *ctx)
+#define FXC_BURST	8	/* "connected": messages sent back to back */
+
+/*
+ * first: one message to a new peer. connected: a first message sets the
+ * link up and is received, then FXC_BURST messages go back to back (the
+ * last few with FI_MORE but the very last). Either way the sender then stays away from the provider and
+ * every message must arrive before it says it woke.
+ */
+static void fxc_first(struct fx_ctx *ctx, bool connected)
 {
-	static uint8_t buf[FXC_SIZE];
-	struct fi_context tctx, rctx;
+	static uint8_t buf[FXC_BURST][FXC_SIZE];
+	struct fi_context tctx[FXC_BURST], rctx[FXC_BURST];
+	int i, n = connected ? FXC_BURST : 1, got = 0;
 	struct fx_comp c;
 	uint64_t t0, note;
 
 	if (ctx->server) {
-		FX_CALL(fi_trecv(ctx->ep, buf, FXC_SIZE, NULL, FI_ADDR_UNSPEC,
-				 7, 0, &rctx));
+		if (connected) {
+			FX_CALL(fi_trecv(ctx->ep, buf[0], FXC_SIZE, NULL,
+					 FI_ADDR_UNSPEC, 6, 0, &rctx[0]));
+			fx_oob_send_u64(ctx, 0, 1);
+			fx_cq_wait_ok(ctx, ctx->rxcq, &c, "set-up message");
+		}
+		for (i = 0; i < n; i++)
+			FX_CALL(fi_trecv(ctx->ep, buf[i], FXC_SIZE, NULL,
+					 FI_ADDR_UNSPEC, 7 + (uint64_t)i, 0,
+					 &rctx[i]));
 		fx_oob_send_u64(ctx, 0, 1);
-		/* the client's first note: its send completed, it sleeps */
+		/* the client's first note: its sends completed, it sleeps */
 		note = fx_oob_recv_u64(ctx, 0);
 		FX_CHECK(note == 2, "client note %llu",
 			 (unsigned long long)note);
 		t0 = fx_now_us();
 		/* its second note (it woke) must not come first: the CQ is
 		 * read, the OOB socket only looked at */
-		while (!fxc_cq_read(ctx->rxcq, &c, 1)) {
+		while (got < n) {
 			struct pollfd pfd = { .fd = ctx->oob_fd[0],
 					      .events = POLLIN };
 
+			if (fxc_cq_read(ctx->rxcq, &c, 1)) {
+				FX_CHECK(!c.err, "receive error %d", c.err);
+				got++;
+				continue;
+			}
 			FX_CHECK(poll(&pfd, 1, 0) == 0,
-				 "the message did not arrive while the sender "
-				 "was away from the provider (%.1f s)",
-				 (double)(fx_now_us() - t0) / 1e6);
+				 "%d of %d messages did not arrive while the "
+				 "sender was away from the provider (%.1f s)",
+				 n - got, n, (double)(fx_now_us() - t0) / 1e6);
 		}
-		FX_CHECK(!c.err, "receive error %d", c.err);
-		fx_check_comp(&c, &rctx, FI_RECV | FI_TAGGED, FXC_SIZE, 7,
-			      "receive");
-		fx_check(buf, FXC_SIZE, 7, "first message");
-		fx_info("first message arrived %.1f ms after the sender "
-			"blocked", (double)(fx_now_us() - t0) / 1000);
+		for (i = 0; i < n; i++)
+			fx_check(buf[i], FXC_SIZE, 7 + (uint64_t)i, "message");
+		fx_info("%d message(s) arrived %.1f ms after the sender "
+			"blocked", n, (double)(fx_now_us() - t0) / 1000);
 		note = fx_oob_recv_u64(ctx, 0);
 		FX_CHECK(note == 3, "client note %llu",
 			 (unsigned long long)note);
 		return;
 	}
+	if (connected) {
+		FX_CHECK(fx_oob_recv_u64(ctx, 0) == 1, "server out of step");
+		fx_fill(buf[0], FXC_SIZE, 6);
+		FX_CALL(fi_tsend(ctx->ep, buf[0], FXC_SIZE, NULL,
+				 ctx->peer[0], 6, &tctx[0]));
+		fx_cq_wait_ok(ctx, ctx->txcq, &c, "set-up send");
+	}
 	FX_CHECK(fx_oob_recv_u64(ctx, 0) == 1, "server out of step");
-	fx_fill(buf, FXC_SIZE, 7);
-	FX_CALL(fi_tsend(ctx->ep, buf, FXC_SIZE, NULL, ctx->peer[0], 7,
-			 &tctx));
-	fx_cq_wait_ok(ctx, ctx->txcq, &c, "send");
+	for (i = 0; i < n; i++) {
+		struct iovec iov = { .iov_base = buf[i], .iov_len = FXC_SIZE };
+		struct fi_msg_tagged msg = {
+			.msg_iov = &iov, .iov_count = 1,
+			.addr = ctx->peer[0], .tag = 7 + (uint64_t)i,
+			.context = &tctx[i],
+		};
+
+		fx_fill(buf[i], FXC_SIZE, 7 + (uint64_t)i);
+		/* the second half of a burst: FI_MORE but on the last, which
+		 * takes the ones before it along */
+		FX_CALL(fi_tsendmsg(ctx->ep, &msg, FI_COMPLETION |
+				    (i >= n / 2 && i < n - 1 ? FI_MORE : 0)));
+	}
+	/* "first" reads its completion before it goes away; "connected"
+	 * goes away right after the posts, as a program that computes
+	 * between MPI_Isend and MPI_Wait: reading a CQ is a call into the
+	 * provider that would flush anything held back */
+	if (!connected)
+		fx_cq_wait_ok(ctx, ctx->txcq, &c, "send");
 	fx_oob_send_u64(ctx, 0, 2);
 	/* away from the provider: another library's barrier, a pipe */
 	sleep(FXC_BLOCK_S);
 	fx_oob_send_u64(ctx, 0, 3);
+	for (i = connected ? 0 : 1; i < n; i++)
+		fx_cq_wait_ok(ctx, ctx->txcq, &c, "send");
 }
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -565,14 +614,16 @@ int main(int argc, char **argv)
 		mode = fxc_mode(&argc, argv);
 	fx_parse(argc, argv, "sends that completed survive fi_close; the "
 		 "first message leaves without another call; error codes",
-		 "  -M close | close-exit:<level> | first | refused | dead | "
+		 "  -M close | close-exit:<level> | first | connected | refused | dead | "
 		 "dead-recv\n"
 		 "  -N messages per round (close modes)\n", &opts);
 	fx_init(&ctx, &opts, &setup);
 	if (!strncmp(mode, "close", 5))
 		fxc_close_mode(&ctx, mode);
 	else if (!strcmp(mode, "first"))
-		fxc_first(&ctx);
+		fxc_first(&ctx, false);
+	else if (!strcmp(mode, "connected"))
+		fxc_first(&ctx, true);
 	else if (!strcmp(mode, "refused"))
 		fxc_refused(&ctx);
 	else if (!strcmp(mode, "dead"))

@@ -84,6 +84,7 @@ close_exit_inj  1  30  fx_close -M close-exit:inject
 close_exit_auto 1  30  fx_close -M close-exit:default -a
 close_first     1  30  fx_close -M first
 close_first_auto 1 30  fx_close -M first -a
+close_connected 1  30  fx_close -M connected
 close_refused   1  30  fx_close -M refused
 close_dead      1  60  fx_close -M dead
 close_dead_recv 1  30  fx_close -M dead-recv

@@ -315,13 +315,6 @@ struct p4e_ni_attr {
 	 */
 	size_t rma_offer;
 	bool no_offers;
-	/*
-	 * [ext] Requests posted between progress calls after the first one
-	 * to a peer may wait for the next progress call and leave together
-	 * (P4T_SEND_BATCH): for callers that progress before they sleep or
-	 * wait for an answer (manual progress).
-	 */
-	bool batch_sends;
 	/* the worker that progresses the NI; NULL: the domain's own */
 	struct p4e_worker *worker;
 	/*
@@ -681,6 +674,10 @@ struct p4e_xfer {
 /* [ext] xfer.flags: hdr_data is meaningful (target events get
  * P4E_EVENT_F_HDR_DATA), as libfabric's *data calls need. */
 #define P4E_XFER_HDR_DATA	0x1
+/* [ext] more requests follow at once (libfabric's FI_MORE): this one may
+ * wait on the link to leave with them, at the latest at the next call
+ * that progresses the NI. Without it a request leaves now. */
+#define P4E_XFER_MORE		0x2
 
 /*
  * Initiate. -FI_EAGAIN when the NI's operation slots (max_ops) or the

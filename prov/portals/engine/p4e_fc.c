@@ -66,24 +66,18 @@
  * What a message to np asks of the transport (docs/design.md §9). Inside
  * progress everything may wait for the flush at its end: what one call
  * produces (acknowledgements, pull requests, replies, resent requests)
- * leaves together. Between calls, with batch_sends, the first request
- * to a peer since the last progress call goes at once and the ones
- * after it wait for the next call, so a window of sends costs two
- * system calls, not one each, while a process that sends one message
- * and then waits elsewhere never holds it back.
+ * leaves together. Between calls a request goes at once unless its
+ * caller said more follow at once (P4E_XFER_MORE, libfabric's FI_MORE):
+ * a message handed over leaves without a further call from the
+ * application (fi_portals.7, Progress), so nothing is held on a guess
+ * that the application will come back.
  */
-unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request)
+unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request, bool more)
 {
-	struct p4e_ni *ni = np->ni;
 	unsigned flags = request ? P4T_SEND_SEQ : 0;
 
-	if (ni->in_progress)
+	if (np->ni->in_progress || (request && more))
 		return flags | P4T_SEND_BATCH;
-	if (!request || !ni->batch_sends)
-		return flags;
-	if (np->req_epoch == ni->epoch)
-		return flags | P4T_SEND_BATCH;
-	np->req_epoch = ni->epoch;
 	return flags;
 }
 
@@ -143,7 +137,7 @@ static int p4e_npeer_send_copy(struct p4e_npeer *np, const void *hdr,
 
 	if (p4u_list_empty(&np->deferred)) {
 		ret = p4t_send(ni->iface, np->conn, hdr, hdr_len, iov, iovcnt,
-			       NULL, p4e_fc_send_flags(np, false));
+			       NULL, p4e_fc_send_flags(np, false, false));
 		if (ret != -FI_EAGAIN)
 			return ret < 0 ? ret : 0;
 	}
@@ -169,7 +163,7 @@ void p4e_npeer_flush_deferred(struct p4e_npeer *np)
 					 link))) {
 		if (!np->conn ||
 		    p4t_send(np->ni->iface, np->conn, d->data, d->len, NULL, 0,
-			     NULL, p4e_fc_send_flags(np, false)) == -FI_EAGAIN)
+			     NULL, p4e_fc_send_flags(np, false, false)) == -FI_EAGAIN)
 			return;
 		p4u_list_remove(&d->link);
 		free(d);

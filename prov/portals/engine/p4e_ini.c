@@ -505,11 +505,13 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	if (offer)
 		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
 				     op->length, p4e_ctx_make(op, P4E_CTX_OP),
-				     p4e_fc_send_flags(np, true));
+				     p4e_fc_send_flags(np, true,
+							  op->xflags & P4E_XFER_MORE));
 	else
 		ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
 			       p4e_ctx_make(op, P4E_CTX_OP),
-			       p4e_fc_send_flags(np, true));
+			       p4e_fc_send_flags(np, true,
+							  op->xflags & P4E_XFER_MORE));
 	return ret;	/* P4T_DONE, P4T_QUEUED or < 0 */
 }
 
@@ -572,7 +574,7 @@ int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 	} else if (!p4e_ini_range_ok(md, x->local_offset, x->length)) {
 		return -FI_EINVAL;
 	}
-	if (x->flags & ~P4E_XFER_HDR_DATA)
+	if (x->flags & ~(P4E_XFER_HDR_DATA | P4E_XFER_MORE))
 		return -FI_EINVAL;
 	if (x->length > ni->limits.max_msg_size)
 		return -FI_EMSGSIZE;

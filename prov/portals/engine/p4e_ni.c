@@ -479,14 +479,12 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->options = attr->options;
 	ni->uid = attr->uid;
 	ni->ack_delay_ns = attr->ack_delay_ns;
-	ni->batch_sends = attr->batch_sends;
 	ni->id_filter = attr->id_filter;
 	ni->id_filter_ctx = attr->id_filter_ctx;
 	ni->trig_dropped = attr->trig_dropped;
 	ni->trig_dropped_ctx = attr->trig_dropped_ctx;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
 	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
-	ni->epoch = 1;	/* a new peer's req_epoch 0: its first request goes */
 	p4u_list_init(&ni->flush);
 	p4u_list_init(&ni->ack_pending);
 	p4u_list_init(&ni->deferring);
@@ -603,7 +601,6 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 	P4E_NI_ASSERT(ni);
 	/* what this call sends leaves together, at the flush below */
 	ni->in_progress = true;
-	ni->epoch++;
 	/* triggered ops that became due before this call act before the
 	 * messages it receives (an append before the put it is for) */
 	done = p4e_trig_run_ni(ni);

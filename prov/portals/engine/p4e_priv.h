@@ -273,8 +273,6 @@ struct p4e_npeer {
 	struct p4u_list tx_sent;	/* sent, not accepted yet, in seq order */
 	struct p4u_list tx_wait;	/* accepted, response still due */
 	struct p4u_list flush_link;	/* in ni->flush while tx_queue waits */
-	uint64_t req_epoch;		/* ni->epoch of its last request sent
-					 * at once (batch_sends) */
 	/* as target, from the peer */
 	uint32_t rx_expect;		/* next seq to accept */
 	uint32_t rx_told;		/* last ack_seq sent to the peer */
@@ -448,8 +446,6 @@ struct p4e_ni {
 	void (*trig_dropped)(void *ctx, void *user_ptr, uint64_t user_flags);
 	void *trig_dropped_ctx;
 	bool in_progress;		/* sends now are P4T_SEND_BATCH */
-	bool batch_sends;		/* attr batch_sends */
-	uint64_t epoch;			/* progress calls */
 	unsigned options;
 	struct p4e_ni_limits limits;
 	int64_t sr[P4E_SR_LAST];
@@ -624,7 +620,7 @@ void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh);
 
 /* p4e_fc.c */
 /* The P4T_SEND_* flags of a message to np (docs/design.md §9). */
-unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request);
+unsigned p4e_fc_send_flags(struct p4e_npeer *np, bool request, bool more);
 void p4e_fc_accepted(struct p4e_npeer *np);	/* rx_expect++ , ack due */
 void p4e_fc_tx_acked(struct p4e_npeer *np, uint32_t ack_seq);
 void p4e_fc_nack(struct p4e_npeer *np, struct p4e_pt *pt);

@@ -271,6 +271,8 @@ int p4f_atomic_prep_locked(struct p4f_ep *ep, const struct p4f_atomic_args *a,
 	x->length = n * esize;
 	x->atomic_op = eop;
 	x->atomic_type = etype;
+	if (flags & FI_MORE)	/* may wait for the next one (§8.5) */
+		x->flags = P4E_XFER_MORE;
 	x->md = (flags & FI_INJECT) ? ep->md_rma_volatile : ep->md_rma;
 	x->get_md = P4E_HANDLE_NONE;
 	/* plain atomics complete on the target's acceptance, fetching ones

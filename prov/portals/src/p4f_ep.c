@@ -69,7 +69,6 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		/* manual progress: the first send to a peer after a progress
 		 * call goes at once, those posted after it leave in one
 		 * writev at the next call (every wait progresses) */
-		.batch_sends = domain->data_progress != FI_PROGRESS_AUTO,
 		.worker = ep->worker->ew,
 		.trig_dropped = p4f_trigger_dropped,
 		.trig_dropped_ctx = ep,

@@ -74,6 +74,8 @@ int p4f_rma_prep_locked(struct p4f_ep *ep, const struct p4f_rma_args *a,
 		x->hdr_data = a->data;
 		x->flags |= P4E_XFER_HDR_DATA;
 	}
+	if (flags & FI_MORE)	/* may wait for the next one (§8.5) */
+		x->flags |= P4E_XFER_MORE;
 	/* writes complete on the target's acceptance (see the header) */
 	x->ack_req = write ? P4E_ACK_ACCEPT : P4E_NO_ACK_REQ;
 	/* inject copies at the call: the engine's volatile MD */

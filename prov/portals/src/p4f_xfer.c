@@ -64,6 +64,8 @@ ssize_t p4f_xfer_send(struct p4f_ep *ep, uint32_t pt,
 		return -FI_EMSGSIZE;
 	if (flags & FI_REMOTE_CQ_DATA)
 		x.flags |= P4E_XFER_HDR_DATA;
+	if (flags & FI_MORE)	/* may wait for the next send (§8.5) */
+		x.flags |= P4E_XFER_MORE;
 	/* completions at acceptance when the application asks for more than
 	 * "the buffer is free again" (our default, documented) */
 	x.ack_req = (flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)) ?

@@ -291,9 +291,7 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	int done;
 
-	/* what was sent since the last call leaves first, together; the
-	 * next request on each link goes at once again */
-	iface->epoch++;
+	/* what was sent since the last call leaves first, together */
 	p4t_tcp_corked_flush(iface);
 	iface->in_progress = true;
 	done = p4t_tcp_events_run(iface, budget);
@@ -505,7 +503,6 @@ static void p4t_tcp_iface_init(struct p4t_tcp_iface *iface,
 	iface->queue_limit = P4T_TCP_QUEUE_LIMIT;
 	iface->pending_max = P4T_TCP_PENDING_MAX;
 	iface->timers = cfg->timers;
-	iface->epoch = 1;	/* a new link's req_epoch 0: its first goes */
 	p4u_list_init(&iface->corked);
 	p4u_list_init(&iface->conns);
 	p4u_list_init(&iface->established);
