@@ -217,6 +217,8 @@ static double p4e_bench_ml_round(struct p4e_bench_ml *ml,
 		for (i = ml->n; i < ml->stride; i++)
 			p4e_mlist_remove(&ml->lists[l],
 					 &ml->ents[l * ml->stride + i]);
+	if (bad)
+		fprintf(stderr, "match_bench: a lookup found the wrong entry\n");
 	return bad ? -1 : end - start;
 }
 
@@ -260,6 +262,8 @@ static double p4e_bench_ui_round(struct p4e_bench_ui *ui,
 		}
 	}
 	end = p4e_bench_now() - p4e_bench_clock_cost;
+	if (bad)
+		fprintf(stderr, "match_bench: a lookup found the wrong entry\n");
 	return bad ? -1 : end - start;
 }
 
@@ -310,8 +314,10 @@ static void p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
 		ui->nindexes = nlists;
 		ui->indexes = calloc(nlists, sizeof(*ui->indexes));
 		ui->hdrs = calloc(nlists * n, sizeof(*ui->hdrs));
-		if (!ui->indexes || !ui->hdrs)
+		if (!ui->indexes || !ui->hdrs) {
+			fprintf(stderr, "match_bench: out of memory\n");
 			return;
+		}
 		for (l = 0; l < nlists; l++)
 			p4e_uindex_init(&ui->indexes[l], true);
 	} else {
@@ -320,8 +326,10 @@ static void p4e_bench_cell_init(struct p4e_bench_cell *cell, bool unexp,
 		ml->nlists = nlists;
 		ml->lists = calloc(nlists, sizeof(*ml->lists));
 		ml->ents = calloc(nlists * ml->stride, sizeof(*ml->ents));
-		if (!ml->lists || !ml->ents)
+		if (!ml->lists || !ml->ents) {
+			fprintf(stderr, "match_bench: out of memory\n");
 			return;
+		}
 		for (l = 0; l < nlists; l++)
 			p4e_mlist_init(&ml->lists[l], true);
 	}
