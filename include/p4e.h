@@ -274,6 +274,16 @@ struct p4e_ni_limits {
 	uint64_t max_volatile_size;
 	uint32_t features;
 	uint32_t max_ops;		/* [ext] outstanding initiator ops */
+	/*
+	 * [ext] Of max_ops, how many may live on after their SEND event
+	 * (copied payloads the target has not taken yet: accepted, or
+	 * pulled after a resend as rendezvous, docs/design.md §7.2). A
+	 * copy past it, or past copy_mem_max, is not made: the operation
+	 * holds the caller's buffer instead (SEND at acceptance), and one
+	 * that must be copied (a VOLATILE MD, compare values) gets
+	 * -FI_EAGAIN. Default (0): max_ops.
+	 */
+	uint32_t max_held;
 };
 
 enum p4e_sr_index {
@@ -285,6 +295,10 @@ enum p4e_sr_index {
 	P4E_SR_FC_AS_RDZV,		/* [ext] eager puts sent back to come
 					 * again as rendezvous (target) */
 	P4E_SR_RESENT_AS_RDZV,		/* [ext] ours resent so (initiator) */
+	P4E_SR_UH_FULL,			/* [ext] requests held for want of an
+					 * unexpected header (target) */
+	P4E_SR_COPY_REFUSED,		/* [ext] copies not made: max_held or
+					 * copy_mem_max reached (initiator) */
 	P4E_SR_LAST,
 };
 
@@ -300,11 +314,18 @@ struct p4e_ni_attr {
 	size_t eager_size;		/* larger puts use rendezvous */
 	/*
 	 * [ext] Puts and atomics up to this many bytes are copied at post
-	 * (their SEND event comes at once) into a bounce block (of this
-	 * size or twice max_volatile_size, the larger); larger ones hold
-	 * the caller's buffer until the target accepts them. 0: 1024.
+	 * (their SEND event comes when they are handed to the transport)
+	 * into a block sized to the payload; larger ones hold the caller's
+	 * buffer until the target accepts them. A VOLATILE MD's payloads
+	 * up to max_volatile_size are copied too. 0: 1024.
 	 */
 	size_t copy_size;
+	/*
+	 * [ext] Bytes all copies kept by the NI may take (payloads of
+	 * copied operations, a fetch's old values at the target); past
+	 * it copies are refused as past limits.max_held. 0: 256 MiB.
+	 */
+	size_t copy_mem_max;
 	size_t rma_chunk;
 	/*
 	 * [ext] Rendezvous puts up to this size send their data unasked

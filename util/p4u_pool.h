@@ -3,14 +3,21 @@
  *
  * A pool hands out objects of one size, up to a maximum count fixed at
  * init. Memory comes in chunks allocated the first time they are needed
- * (so a large maximum costs nothing until used) and is never returned
- * before p4u_pool_fini, so steady-state allocation never calls malloc.
+ * (so a large maximum costs nothing until used). Objects are taken from
+ * the lowest chunk that has a free one, so a burst's later chunks empty
+ * first when it is over. When a chunk empties, wholly free chunks are
+ * returned to the system, highest first, as long as the pool keeps
+ * P4U_POOL_SPARE_CHUNKS chunks' worth of free objects, or half the
+ * objects in use if that is more (hysteresis: a steady load never frees
+ * and reallocates chunks, and the steady state never calls malloc).
  *
  * Every slot carries a generation that changes on alloc and on free (odd =
  * in use). A handle is (generation << 32 | index); p4u_pool_lookup refuses
  * a handle whose generation is not the slot's current one, so a stale
- * handle or a late reply can never reach a reused object. Handle 0 is
- * never valid.
+ * handle or a late reply can never reach a reused object. A returned
+ * chunk's indexes refuse every handle; when the chunk is made again its
+ * slots start above every generation they had, so handles from before
+ * stay refused. Handle 0 is never valid.
  */
 #ifndef P4U_POOL_H
 #define P4U_POOL_H
@@ -21,17 +28,28 @@
 
 #include "p4u_compiler.h"
 
-struct p4u_pool_slot;
+/* A pool keeps at least this many chunks' worth of free objects. */
+#define P4U_POOL_SPARE_CHUNKS	2
+
+struct p4u_pool_chunk;
 
 struct p4u_pool {
 	size_t slot_size;	/* header + object, aligned */
 	size_t obj_size;
 	uint32_t chunk_objs;
 	uint32_t max_objs;
-	uint32_t nchunks;	/* chunks allocated so far */
+	uint32_t max_chunks;
+	uint32_t nchunks;	/* chunks allocated now */
 	uint32_t in_use;
-	char **chunks;
-	struct p4u_pool_slot *free_list;
+	uint32_t nslots;	/* slots in the allocated chunks */
+	uint32_t top;		/* chunks at and above this are not allocated */
+	uint32_t cur;		/* lowest chunk with a free slot, if any */
+	uint32_t hole;		/* no unallocated chunk below this one */
+	uint64_t returned;	/* stat: chunks given back so far */
+	struct p4u_pool_chunk *chunks;	/* [max_chunks] */
+	uint64_t *has_free;	/* bit per chunk: allocated, a slot free */
+	uint64_t *empty;	/* bit per chunk: allocated, every slot free */
+	uint32_t nempty;
 };
 
 #define P4U_POOL_INVALID_HANDLE 0ULL
@@ -48,21 +66,29 @@ void p4u_pool_fini(struct p4u_pool *pool);
 
 /* Returns a zeroed object, or NULL when max_objs are in use (or no memory). */
 void *p4u_pool_alloc(struct p4u_pool *pool);
-/* Freeing an object that is not allocated asserts (debug) or is ignored. */
 /* The same without zeroing: for buffers the caller overwrites anyway
  * (zeroing an 8 KiB bounce block per small message was most of its cost). */
 void *p4u_pool_alloc_raw(struct p4u_pool *pool);
+/* Freeing an object that is not allocated asserts (debug) or is ignored.
+ * The object's chunk may be returned to the system here. */
 void p4u_pool_free(struct p4u_pool *pool, void *obj);
 
 uint64_t p4u_pool_handle(const struct p4u_pool *pool, const void *obj);
 uint32_t p4u_pool_index(const struct p4u_pool *pool, const void *obj);
 void *p4u_pool_lookup(const struct p4u_pool *pool, uint64_t handle);
+/* obj must be in use, or its chunk still allocated (another object of
+ * it in use): a chunk that emptied may be gone. */
 bool p4u_pool_is_used(const struct p4u_pool *pool, const void *obj);
 
-/* The object at index if it is in use, else NULL (for walks at teardown). */
+/* The object at index if it is in use, else NULL (for walks at teardown;
+ * a walk may free what it visits). */
 void *p4u_pool_at(const struct p4u_pool *pool, uint32_t index);
-/* Number of slots created so far: indexes below it may be visited. */
+/* Indexes below this may be in use (the end of the highest allocated
+ * chunk); p4u_pool_at answers for any index. */
 uint32_t p4u_pool_capacity(const struct p4u_pool *pool);
+
+/* Bytes of the chunks allocated now (what the pool holds of the heap). */
+size_t p4u_pool_bytes(const struct p4u_pool *pool);
 
 static inline uint32_t p4u_pool_in_use(const struct p4u_pool *pool)
 {

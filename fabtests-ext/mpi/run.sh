@@ -50,6 +50,9 @@ ssend_3            3     60     mpi_ssend
 trunc              2     60     mpi_trunc
 flood              2     90     mpi_flood
 flood_4            4     90     mpi_flood
+isend_flood        2     90     mpi_isend_flood -n 200000
+isend_flood_4      4     90     mpi_isend_flood -n 200000
+isend_flood_1m     2     120    mpi_isend_flood -n 1000000
 collectives_1      1     60     mpi_collectives
 collectives        2     60     mpi_collectives
 collectives_3      3     60     mpi_collectives

@@ -508,6 +508,16 @@ static void p4e_fc_rewind(struct p4e_npeer *np, uint32_t seq)
 
 void p4e_fc_nacked(struct p4e_npeer *np, uint32_t seq)
 {
+	struct p4e_ni *ni = np->ni;
+
+	/* our sends to it now wait, and so do their completions: said once */
+	if (!(ni->warned & P4E_WARN_HELD_BY_PEER)) {
+		ni->warned |= P4E_WARN_HELD_BY_PEER;
+		p4u_warn(P4U_LOG_ENGINE, "peer %u holds our requests from seq "
+			 "%u (flow control: it is out of resources for them, "
+			 "e.g. its unexpected-message budget is spent): they "
+			 "wait until it resumes us", np->id, seq);
+	}
 	p4e_fc_rewind(np, seq);
 	np->tx_held = true;
 	p4u_list_remove(&np->flush_link);

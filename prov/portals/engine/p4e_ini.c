@@ -1,6 +1,6 @@
 /*
  * p4e_ini.c - the initiator side: put, get, atomic, fetch-atomic and
- * swap, from posting to the last event.
+ * swap, from their post (p4e_ini_post.c) to the last event.
  *
  * An operation gets the next sequence number of its peer when posted and
  * is sent in that order (docs/design.md §4.4). Until the target accepts
@@ -119,13 +119,21 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 	p4e_event_deliver(md->eq, &ev);
 }
 
-/* SEND: the caller's buffer is ours no more (a get sends nothing of it). */
+/*
+ * SEND: the caller's buffer is ours no more (a get sends nothing of it).
+ * From here the caller counts the operation done; what lives on (a copy
+ * the target has not taken yet) is counted against limits.max_held.
+ */
 static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
 {
-	if (op->type != P4W_GET)
-		p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
-			      fail == P4E_NI_OK ? op->length : 0, 0,
-			      P4E_PRIORITY_LIST);
+	if (op->type == P4W_GET)
+		return;
+	if (!op->completed) {
+		op->completed = true;
+		op->ni->held++;
+	}
+	p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
+		      fail == P4E_NI_OK ? op->length : 0, 0, P4E_PRIORITY_LIST);
 }
 
 static void p4e_ini_ack_event(struct p4e_op *op, uint8_t fail,
@@ -225,8 +233,11 @@ static void p4e_op_release(struct p4e_op *op)
 
 	if (op->mem)
 		p4t_mem_unexpose(ni->iface, op->mem);
-	if (op->bounce)
-		p4u_pool_free(&ni->bounces, op->bounce);
+	p4e_op_copy_drop(op);
+	if (op->iovbuf)
+		p4u_pool_free(&ni->iovbufs, op->iovbuf);
+	if (op->completed)
+		ni->held--;
 	op->md->pending--;
 	if (op->get_md)
 		op->get_md->pending--;
@@ -409,7 +420,7 @@ static int p4e_ini_to_rdzv(struct p4e_op *op)
 			     P4T_ACCESS_READ, &op->cookie, &op->mem);
 	if (ret)
 		return ret;
-	op->proto = op->req.proto = P4W_PROTO_RDZV;
+	op->proto = P4W_PROTO_RDZV;
 	op->to_rdzv = false;
 	op->want_resp = true;
 	op->ni->sr[P4E_SR_RESENT_AS_RDZV]++;
@@ -421,24 +432,47 @@ static int p4e_ini_to_rdzv(struct p4e_op *op)
  * must not hold its acknowledgement back (P4W_F_ACK_NOW): a SEND that
  * comes with it (the caller's buffer is held), an ACCEPT ack. A request
  * that gets a response is acknowledged by it; a copied one only frees our
- * copy, unless copies and operations run short.
+ * copy, unless copies and operations run short: over half of the
+ * operations the caller waits for, or of those or the bytes kept after
+ * completion (§7.5).
  */
 static bool p4e_ini_ack_now(const struct p4e_op *op)
 {
 	struct p4e_ni *ni = op->ni;
 
-	if (p4u_pool_in_use(&ni->ops) * 2 > ni->ops.max_objs ||
-	    p4u_pool_in_use(&ni->bounces) * 2 > ni->bounces.max_objs)
+	if ((p4u_pool_in_use(&ni->ops) - ni->held) * 2 > ni->ops_credit ||
+	    ni->held * 2 > ni->limits.max_held ||
+	    ni->copies.bytes * 2 > ni->copies.max_bytes)
 		return true;
 	if (op->proto == P4W_PROTO_RDZV || op->want_resp)
 		return false;
 	return !op->copied || op->ack_req == P4E_ACK_ACCEPT;
 }
 
+/* The request body, made at every (re)send from the op's fields. */
+static void p4e_ini_req(const struct p4e_op *op, struct p4w_req *req)
+{
+	*req = (struct p4w_req){
+		.op_id = p4u_pool_handle(&op->ni->ops, op),
+		.match_bits = op->match_bits,
+		.remote_offset = op->remote_offset,
+		.hdr_data = op->hdr_data,
+		.rlength = op->length,
+		.pt_index = op->pt_index,
+		.uid = op->ni->uid,
+		.ack_req = op->ack_req,
+		.atomic_op = op->atomic_op,
+		.atomic_type = op->atomic_type,
+		.proto = op->proto,
+		.rflags = op->rflags,
+	};
+}
+
 static int p4e_ini_xmit(struct p4e_op *op)
 {
 	struct p4e_npeer *np = op->peer;
 	struct p4e_ni *ni = op->ni;
+	struct p4w_req req;
 	uint8_t buf[P4E_REQ_HDR_MAX];
 	struct iovec iov[P4E_IOV_MAX];
 	struct p4w_hdr hdr = {
@@ -472,7 +506,7 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		p4w_cookie_pack(buf + len, &op->cookie);
 		len += sizeof(struct p4w_cookie);
 	}
-	if (op->req.rflags & P4W_RF_PUSH) {
+	if (op->rflags & P4W_RF_PUSH) {
 		p4w_cookie_pack(buf + len, &op->cookie);
 		len += sizeof(struct p4w_cookie);
 	}
@@ -501,7 +535,8 @@ static int p4e_ini_xmit(struct p4e_op *op)
 		p4e_fc_release(np);
 	p4e_fc_stamp(np, &hdr);
 	p4w_hdr_pack(buf, &hdr);
-	p4w_req_pack(buf + sizeof(hdr), &op->req);
+	p4e_ini_req(op, &req);
+	p4w_req_pack(buf + sizeof(hdr), &req);
 	if (offer)
 		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
 				     op->length, p4e_ctx_make(op, P4E_CTX_OP),
@@ -548,268 +583,6 @@ int p4e_ini_flush(struct p4e_npeer *np)
 	return ret;
 }
 
-/* ---- posting ------------------------------------------------------------ */
-
-static bool p4e_ini_range_ok(const struct p4e_md *md, uint64_t offset,
-			     uint64_t length)
-{
-	return offset <= md->length && length <= md->length - offset;
-}
-
-int p4e_ini_check(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
-{
-	struct p4e_md *md, *get_md;
-	uint32_t peer;
-	bool fetch = type == P4W_FETCH || type == P4W_SWAP;
-
-	if (!ni || !x)
-		return -FI_EINVAL;
-	md = p4u_pool_lookup(&ni->mds, x->md);
-	if (!md)
-		return -FI_EINVAL;
-	if (x->iovcnt) {
-		if (x->iovcnt > P4E_XFER_IOV_MAX || !x->iov ||
-		    p4e_iov_total(x->iov, x->iovcnt) != x->length)
-			return -FI_EINVAL;
-	} else if (!p4e_ini_range_ok(md, x->local_offset, x->length)) {
-		return -FI_EINVAL;
-	}
-	if (x->flags & ~(P4E_XFER_HDR_DATA | P4E_XFER_MORE))
-		return -FI_EINVAL;
-	if (x->length > ni->limits.max_msg_size)
-		return -FI_EMSGSIZE;
-	if ((unsigned)x->ack_req >= P4E_ACK_REQ_MAX)
-		return -FI_EINVAL;
-	if (p4e_ni_target_peer(ni, x->target, &peer))
-		return -FI_EINVAL;
-	if (type == P4W_PUT || type == P4W_GET)
-		return 0;
-	if ((unsigned)x->atomic_op >= P4E_ATOMIC_OP_MAX ||
-	    (unsigned)x->atomic_type >= P4E_ATOMIC_TYPE_MAX)
-		return -FI_EINVAL;
-	if (!p4e_atomic_valid(x->atomic_op, x->atomic_type, fetch))
-		return -FI_EOPNOTSUPP;
-	/* only a swap message carries compare values; PtlSwap only swaps */
-	if ((type == P4W_SWAP) !=
-	    (p4e_op_needs_compare(x->atomic_op) || x->atomic_op == P4E_SWAP))
-		return -FI_EINVAL;
-	if (x->length % p4e_atomic_type_size(x->atomic_type))
-		return -FI_EINVAL;
-	if (x->length > (fetch ? ni->limits.max_fetch_atomic_size :
-				 ni->limits.max_atomic_size))
-		return -FI_EMSGSIZE;
-	if (!fetch)
-		return 0;
-	get_md = p4u_pool_lookup(&ni->mds, x->get_md);
-	if (!get_md || !p4e_ini_range_ok(get_md, x->get_local_offset,
-					 x->length))
-		return -FI_EINVAL;
-	if (type == P4W_SWAP && p4e_op_needs_compare(x->atomic_op)) {
-		if (!x->operand && x->length)
-			return -FI_EINVAL;
-		/* compare values travel in a bounce block with the data */
-		if (x->length > ni->bounces.obj_size / 2)
-			return -FI_EMSGSIZE;
-	}
-	return 0;
-}
-
-/*
- * Copy the payload (and a swap's compare values) into a bounce block.
- * What a block cannot hold is not copied: the op holds the caller's
- * buffer instead (SEND at acceptance; Portals honours VOLATILE only up to
- * max_volatile_size), except compare values, which live in no MD.
- */
-static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
-{
-	bool compare = op->type == P4W_SWAP &&
-		       p4e_op_needs_compare(op->atomic_op);
-
-	if (op->length > op->ni->bounces.obj_size / (compare ? 2 : 1))
-		return compare ? -FI_EMSGSIZE : 0;
-	void *start;
-	uint32_t iovcnt;
-	uint64_t off;
-
-	op->bounce = p4u_pool_alloc_raw(&op->ni->bounces);
-	if (!op->bounce)
-		return -FI_EAGAIN;
-	p4e_op_region(op, &start, &iovcnt, &off);
-	p4e_region_copy_out(start, iovcnt, off, op->bounce, op->length);
-	op->bounce_len = op->length;
-	if (compare && op->length) {
-		memcpy((uint8_t *)op->bounce + op->length, x->operand,
-		       op->length);
-		op->bounce_len += op->length;
-	}
-	op->copied = true;
-	return 0;
-}
-
-/* Choose eager / copy / rendezvous / push and prepare the op for it. */
-static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
-{
-	struct p4e_ni *ni = op->ni;
-	struct iovec iov[P4E_IOV_MAX];
-	void *start;
-	uint32_t iovcnt;
-	uint64_t off;
-	size_t cnt;
-	int ret;
-
-	p4e_op_region(op, &start, &iovcnt, &off);
-	if (op->type == P4W_GET) {
-		if (op->length <= ni->eager_size)
-			return 0;
-		/* a large reply is pushed straight into our buffer */
-		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
-				     P4E_IOV_MAX);
-		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
-				     P4T_ACCESS_WRITE, &op->cookie, &op->mem);
-		if (!ret)
-			op->req.rflags |= P4W_RF_PUSH;
-		return ret;
-	}
-	if (op->type == P4W_PUT && op->length > ni->eager_size) {
-		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
-				     P4E_IOV_MAX);
-		ret = p4t_mem_expose(ni->iface, op->peer->conn, iov, cnt,
-				     P4T_ACCESS_READ, &op->cookie, &op->mem);
-		if (!ret)
-			op->proto = P4W_PROTO_RDZV;
-		return ret;
-	}
-	/* fetching ops and volatile or small payloads are copied */
-	if (op->type == P4W_FETCH || op->type == P4W_SWAP ||
-	    (op->md->options & P4E_MD_VOLATILE) || op->length <= ni->copy_size)
-		return p4e_ini_copy(op, x);
-	return 0;
-}
-
-static void p4e_ini_fill(struct p4e_op *op, uint8_t type,
-			 const struct p4e_xfer *x, struct p4e_npeer *np)
-{
-	op->ni = np->ni;
-	op->peer = np;
-	op->type = type;
-	op->ack_req = type == P4W_GET ? P4E_NO_ACK_REQ : x->ack_req;
-	op->atomic_op = x->atomic_op;
-	op->atomic_type = x->atomic_type;
-	op->proto = P4W_PROTO_EAGER;
-	op->pt_index = x->pt_index;
-	op->target = x->target;
-	op->local_offset = x->local_offset;
-	op->length = x->length;
-	op->get_local_offset = x->get_local_offset;
-	op->match_bits = x->match_bits;
-	op->remote_offset = x->remote_offset;
-	op->hdr_data = x->hdr_data;
-	op->user_ptr = x->user_ptr;
-	op->user_flags = x->user_flags;
-	op->xflags = x->flags;
-	op->iovcnt = (uint32_t)x->iovcnt;
-	if (x->iovcnt)
-		memcpy(op->iov, x->iov, x->iovcnt * sizeof(*x->iov));
-	/* an ACCEPT ack rides on the cumulative acknowledgement */
-	op->want_resp = (type != P4W_PUT && type != P4W_ATOMIC) ||
-			(op->ack_req != P4E_NO_ACK_REQ &&
-			 op->ack_req != P4E_ACK_ACCEPT);
-}
-
-static void p4e_ini_fill_req(struct p4e_op *op)
-{
-	struct p4w_req *req = &op->req;
-
-	req->op_id = p4u_pool_handle(&op->ni->ops, op);
-	req->match_bits = op->match_bits;
-	req->remote_offset = op->remote_offset;
-	req->hdr_data = op->hdr_data;
-	req->rlength = op->length;
-	req->pt_index = op->pt_index;
-	req->uid = op->ni->uid;
-	req->ack_req = op->ack_req;
-	req->atomic_op = op->atomic_op;
-	req->atomic_type = op->atomic_type;
-	req->proto = op->proto;
-	if (op->xflags & P4E_XFER_HDR_DATA)
-		req->rflags |= P4W_RF_HDR_DATA;
-}
-
-int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
-{
-	struct p4e_npeer *np;
-	struct p4e_op *op;
-	uint32_t peer;
-	int ret;
-
-	ret = p4e_ini_check(ni, type, x);
-	if (ret)
-		return ret;
-	p4e_ni_target_peer(ni, x->target, &peer);
-	np = p4e_npeer_get(ni, peer);
-	if (!np)
-		return -FI_ENOMEM;
-	ret = p4e_npeer_connect(np);
-	if (ret)
-		return ret;
-	op = p4u_pool_alloc(&ni->ops);
-	if (!op)
-		return -FI_EAGAIN;
-	p4u_list_node_init(&op->link);
-	p4e_ini_fill(op, type, x, np);
-	op->md = p4u_pool_lookup(&ni->mds, x->md);
-	if (type == P4W_FETCH || type == P4W_SWAP)
-		op->get_md = p4u_pool_lookup(&ni->mds, x->get_md);
-	ret = p4e_ini_prepare(op, x);
-	if (ret) {
-		if (op->bounce)
-			p4u_pool_free(&ni->bounces, op->bounce);
-		p4u_pool_free(&ni->ops, op);
-		return ret;
-	}
-	/* a rendezvous always ends with the target's ACK */
-	if (op->proto == P4W_PROTO_RDZV)
-		op->want_resp = true;
-	op->md->pending++;
-	if (op->get_md)
-		op->get_md->pending++;
-	p4e_ini_fill_req(op);
-	op->seq = np->tx_seq++;
-	p4e_op_step(op, P4E_OPE_POST, NULL);
-	p4e_ini_flush(np);
-	return 0;
-}
-
-int p4e_put(struct p4e_ni *ni, const struct p4e_xfer *xfer)
-{
-	P4E_NI_ASSERT(ni);
-	return p4e_ini_post(ni, P4W_PUT, xfer);
-}
-
-int p4e_get(struct p4e_ni *ni, const struct p4e_xfer *xfer)
-{
-	P4E_NI_ASSERT(ni);
-	return p4e_ini_post(ni, P4W_GET, xfer);
-}
-
-int p4e_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
-{
-	P4E_NI_ASSERT(ni);
-	return p4e_ini_post(ni, P4W_ATOMIC, xfer);
-}
-
-int p4e_fetch_atomic(struct p4e_ni *ni, const struct p4e_xfer *xfer)
-{
-	P4E_NI_ASSERT(ni);
-	return p4e_ini_post(ni, P4W_FETCH, xfer);
-}
-
-int p4e_swap(struct p4e_ni *ni, const struct p4e_xfer *xfer)
-{
-	P4E_NI_ASSERT(ni);
-	return p4e_ini_post(ni, P4W_SWAP, xfer);
-}
-
 /* ---- responses ---------------------------------------------------------- */
 
 /* Rule 14: only a request the target has (SENT) or accepted
@@ -831,7 +604,7 @@ static int p4e_ini_reply_data(struct p4e_op *op,
 	uint32_t iovcnt = md->iovcnt;
 	uint64_t off = op->get_local_offset;
 
-	if (rp->resp.pushed && !(op->req.rflags & P4W_RF_PUSH))
+	if (rp->resp.pushed && !(op->rflags & P4W_RF_PUSH))
 		return -FI_EBADMSG;
 	if (!op->get_md)
 		p4e_op_region(op, &start, &iovcnt, &off);

@@ -24,6 +24,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 #include <rdma/fi_errno.h>
 
 #include "p4e_match.h"
@@ -450,36 +451,139 @@ static inline struct p4u_hash *p4e_umask_hash(struct p4e_umask *umask,
 	return by_src ? &umask->by_src : &umask->by_bits;
 }
 
-static inline struct p4e_uentry *
-p4e_uentry_of_node(struct p4u_list *link, unsigned slot, bool by_src)
+static inline struct p4e_unodes *p4e_umask_nodes(struct p4e_umask *umask,
+						 bool by_src)
 {
-	struct p4u_hash_node *hnode =
-		container_of(link, struct p4u_hash_node, link) - slot;
-
-	return by_src ? container_of(hnode, struct p4e_uentry, by_src) :
-			container_of(hnode, struct p4e_uentry, by_bits);
+	return by_src ? &umask->src_nodes : &umask->bits_nodes;
 }
 
-static void p4e_umask_add(struct p4e_umask *umask, unsigned slot,
-			  struct p4e_uentry *entry)
+/*
+ * Nodes live outside the headers, one chunk of P4E_UNODE_CHUNK per range
+ * of entry ids, only for the hashes that are built: a header costs 32
+ * bytes per hash it is in, not a node for every slot and kind.
+ */
+#define P4E_UNODE_CHUNK		256
+/* The first chunks stay when emptied (a steady load reuses low ids, as
+ * ids start over whenever the index empties): no malloc per header. */
+#define P4E_UNODE_KEEP		2
+
+/* id's node, its chunk made if need be; NULL: no memory. */
+static struct p4e_unode *p4e_unodes_get(struct p4e_unodes *nodes, uint32_t id)
+{
+	uint32_t c = id / P4E_UNODE_CHUNK, n;
+	struct p4e_unode **chunks;
+	uint32_t *used;
+
+	if (c >= nodes->nchunks) {
+		n = P4U_MAX(nodes->nchunks * 2, c + 1);
+		chunks = realloc(nodes->chunks, n * sizeof(*chunks));
+		if (!chunks)
+			return NULL;
+		nodes->chunks = chunks;
+		used = realloc(nodes->used, n * sizeof(*used));
+		if (!used)
+			return NULL;
+		nodes->used = used;
+		memset(chunks + nodes->nchunks, 0,
+		       (n - nodes->nchunks) * sizeof(*chunks));
+		memset(used + nodes->nchunks, 0,
+		       (n - nodes->nchunks) * sizeof(*used));
+		nodes->nchunks = n;
+	}
+	if (!nodes->chunks[c]) {
+		nodes->chunks[c] = malloc(P4E_UNODE_CHUNK *
+					  sizeof(struct p4e_unode));
+		if (!nodes->chunks[c])
+			return NULL;
+	}
+	nodes->used[c]++;
+	return &nodes->chunks[c][id % P4E_UNODE_CHUNK];
+}
+
+/* id's node is unused now; an emptied chunk past the first goes back. */
+static void p4e_unodes_put(struct p4e_unodes *nodes, uint32_t id)
+{
+	uint32_t c = id / P4E_UNODE_CHUNK;
+
+	if (--nodes->used[c] || c < P4E_UNODE_KEEP)
+		return;
+	free(nodes->chunks[c]);
+	nodes->chunks[c] = NULL;
+}
+
+static void p4e_unodes_fini(struct p4e_unodes *nodes)
+{
+	uint32_t c;
+
+	for (c = 0; c < nodes->nchunks; c++)
+		free(nodes->chunks[c]);
+	free(nodes->chunks);
+	free(nodes->used);
+	memset(nodes, 0, sizeof(*nodes));
+}
+
+static inline struct p4e_unode *p4e_unodes_at(struct p4e_unodes *nodes,
+					      uint32_t id)
+{
+	return &nodes->chunks[id / P4E_UNODE_CHUNK][id % P4E_UNODE_CHUNK];
+}
+
+/* One hash of a slot goes (no memory for a node): its finds will walk. */
+static void p4e_umask_drop(struct p4e_umask *umask, bool by_src)
+{
+	bool *has = by_src ? &umask->has_src : &umask->has_bits;
+
+	if (!*has)
+		return;
+	p4u_log(P4U_LOG_WARN, P4U_LOG_ENGINE, "no memory to index unexpected "
+		"headers by mask %#llx: walking instead",
+		(unsigned long long)umask->mask);
+	p4u_hash_fini(p4e_umask_hash(umask, by_src));
+	p4e_unodes_fini(p4e_umask_nodes(umask, by_src));
+	*has = false;
+}
+
+/* Put entry in one hash of umask; false: no memory (nothing changed). */
+static bool p4e_umask_hash_add(struct p4e_umask *umask, bool by_src,
+			       struct p4e_uentry *entry)
 {
 	uint64_t key = entry->bits & ~umask->mask;
+	struct p4e_unode *node;
 
-	if (umask->has_bits)
-		p4e_match_hash_insert(&umask->by_bits, &entry->by_bits[slot],
-				      p4e_match_hash_key(key));
-	if (umask->has_src)
-		p4e_match_hash_insert(&umask->by_src, &entry->by_src[slot],
-				      p4e_match_hash_id(key, entry->source));
+	if (entry->id == UINT32_MAX)	/* it got no id: no node either */
+		return false;
+	node = p4e_unodes_get(p4e_umask_nodes(umask, by_src), entry->id);
+	if (!node)
+		return false;
+	node->entry = entry;
+	p4e_match_hash_insert(p4e_umask_hash(umask, by_src), &node->hnode,
+			      by_src ? p4e_match_hash_id(key, entry->source) :
+				       p4e_match_hash_key(key));
+	return true;
 }
 
-static void p4e_umask_del(struct p4e_umask *umask, unsigned slot,
-			  struct p4e_uentry *entry)
+static void p4e_umask_add(struct p4e_umask *umask, struct p4e_uentry *entry)
 {
-	if (umask->has_bits)
-		p4u_hash_remove(&umask->by_bits, &entry->by_bits[slot]);
-	if (umask->has_src)
-		p4u_hash_remove(&umask->by_src, &entry->by_src[slot]);
+	if (umask->has_bits && !p4e_umask_hash_add(umask, false, entry))
+		p4e_umask_drop(umask, false);
+	if (umask->has_src && !p4e_umask_hash_add(umask, true, entry))
+		p4e_umask_drop(umask, true);
+}
+
+static void p4e_umask_del(struct p4e_umask *umask, struct p4e_uentry *entry)
+{
+	if (umask->has_bits) {
+		p4u_hash_remove(&umask->by_bits,
+				&p4e_unodes_at(&umask->bits_nodes,
+					       entry->id)->hnode);
+		p4e_unodes_put(&umask->bits_nodes, entry->id);
+	}
+	if (umask->has_src) {
+		p4u_hash_remove(&umask->by_src,
+				&p4e_unodes_at(&umask->src_nodes,
+					       entry->id)->hnode);
+		p4e_unodes_put(&umask->src_nodes, entry->id);
+	}
 }
 
 /* Index every current header, in arrival order, in one hash of slot. */
@@ -489,7 +593,6 @@ static int p4e_umask_build(struct p4e_uindex *index, unsigned slot,
 	struct p4e_umask *umask = &index->masks[slot];
 	struct p4u_hash *hash = p4e_umask_hash(umask, by_src);
 	struct p4e_uentry *entry;
-	uint64_t key;
 	int ret;
 
 	/* sized for the load p4e_match_hash_insert keeps */
@@ -501,21 +604,17 @@ static int p4e_umask_build(struct p4e_uindex *index, unsigned slot,
 			fi_strerror(-ret));
 		return ret;
 	}
-	p4u_list_foreach_entry(&index->order, entry, struct p4e_uentry,
-			       order) {
-		key = entry->bits & ~umask->mask;
-		if (by_src)
-			p4e_match_hash_insert(hash, &entry->by_src[slot],
-					      p4e_match_hash_id(key,
-								entry->source));
-		else
-			p4e_match_hash_insert(hash, &entry->by_bits[slot],
-					      p4e_match_hash_key(key));
-	}
 	if (by_src)
 		umask->has_src = true;
 	else
 		umask->has_bits = true;
+	p4u_list_foreach_entry(&index->order, entry, struct p4e_uentry,
+			       order) {
+		if (!p4e_umask_hash_add(umask, by_src, entry)) {
+			p4e_umask_drop(umask, by_src);
+			return -FI_ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -523,12 +622,14 @@ static void p4e_umask_deactivate(struct p4e_uindex *index, unsigned slot)
 {
 	struct p4e_umask *umask = &index->masks[slot];
 
-	/* the headers' nodes [slot] are left dangling: never read again
-	 * until a build re-inserts every header */
-	if (umask->has_src)
+	if (umask->has_src) {
 		p4u_hash_fini(&umask->by_src);
-	if (umask->has_bits)
+		p4e_unodes_fini(&umask->src_nodes);
+	}
+	if (umask->has_bits) {
 		p4u_hash_fini(&umask->by_bits);
+		p4e_unodes_fini(&umask->bits_nodes);
+	}
 	umask->has_src = false;
 	umask->has_bits = false;
 	umask->active = false;
@@ -610,6 +711,10 @@ int p4e_uindex_init(struct p4e_uindex *index, bool matching)
 	index->count = 0;
 	index->finds = 0;
 	index->examined = 0;
+	index->next_id = 0;
+	index->nfree_ids = 0;
+	index->free_ids = NULL;
+	index->ids_cap = 0;
 	return 0;
 }
 
@@ -623,6 +728,49 @@ void p4e_uindex_fini(struct p4e_uindex *index)
 	}
 	p4u_list_init(&index->order);
 	index->count = 0;
+	free(index->free_ids);
+	index->free_ids = NULL;
+	index->ids_cap = index->nfree_ids = index->next_id = 0;
+}
+
+/*
+ * An id for a new entry: one given back, else the next. The stack of
+ * given-back ids grows with next_id, here where failing is allowed
+ * (false: no memory), so giving one back never needs memory.
+ */
+static bool p4e_uindex_id_get(struct p4e_uindex *index, uint32_t *id_p)
+{
+	uint32_t cap;
+	uint32_t *ids;
+
+	if (index->nfree_ids) {
+		*id_p = index->free_ids[--index->nfree_ids];
+		return true;
+	}
+	if (index->next_id == index->ids_cap) {
+		cap = index->ids_cap ? index->ids_cap * 2 : P4E_UNODE_CHUNK;
+		ids = realloc(index->free_ids, cap * sizeof(*ids));
+		if (!ids)
+			return false;
+		index->free_ids = ids;
+		index->ids_cap = cap;
+	}
+	*id_p = index->next_id++;
+	return true;
+}
+
+static void p4e_uindex_id_put(struct p4e_uindex *index, uint32_t id)
+{
+	index->free_ids[index->nfree_ids++] = id;
+	if (index->count)
+		return;
+	/* empty again: ids start over, and a flood's stack goes back */
+	index->nfree_ids = index->next_id = 0;
+	if (index->ids_cap > P4E_UNODE_KEEP * P4E_UNODE_CHUNK) {
+		free(index->free_ids);
+		index->free_ids = NULL;
+		index->ids_cap = 0;
+	}
 }
 
 void p4e_uindex_insert(struct p4e_uindex *index, struct p4e_uentry *entry,
@@ -635,11 +783,19 @@ void p4e_uindex_insert(struct p4e_uindex *index, struct p4e_uentry *entry,
 	entry->seq = index->next_seq++;
 	p4u_list_insert_tail(&index->order, &entry->order);
 	index->count++;
+	if (!p4e_uindex_id_get(index, &entry->id)) {
+		/* no id, no node: no hash can hold every header */
+		for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++)
+			if (index->masks[i].active)
+				p4e_umask_deactivate(index, i);
+		entry->id = UINT32_MAX;
+		return;
+	}
 	if (!index->nmasks)
 		return;
 	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
 		if (index->masks[i].active)
-			p4e_umask_add(&index->masks[i], i, entry);
+			p4e_umask_add(&index->masks[i], entry);
 	}
 }
 
@@ -651,12 +807,12 @@ void p4e_uindex_remove(struct p4e_uindex *index, struct p4e_uentry *entry)
 	assert(index->count > 0);
 	p4u_list_remove(&entry->order);
 	index->count--;
-	if (!index->nmasks)
-		return;
-	for (i = 0; i < P4E_UINDEX_MAX_MASKS; i++) {
+	for (i = 0; index->nmasks && i < P4E_UINDEX_MAX_MASKS; i++) {
 		if (index->masks[i].active)
-			p4e_umask_del(&index->masks[i], i, entry);
+			p4e_umask_del(&index->masks[i], entry);
 	}
+	if (entry->id != UINT32_MAX)
+		p4e_uindex_id_put(index, entry->id);
 }
 
 /* The arrival-order walk: slow path, non-matching and wildcard finds. */
@@ -699,7 +855,7 @@ p4e_umask_probe(struct p4e_uindex *index, unsigned slot, uint64_t match_bits,
 		hnode = container_of(node, struct p4u_hash_node, link);
 		if (hnode->hash != hval)
 			continue;
-		entry = p4e_uentry_of_node(node, slot, by_src);
+		entry = container_of(hnode, struct p4e_unode, hnode)->entry;
 		if (!p4e_match_bits_ok(entry->bits, match_bits, umask->mask) ||
 		    (by_src && entry->source != match_id))
 			continue;

@@ -117,14 +117,31 @@ static inline bool p4e_match_bits_ok(uint64_t incoming, uint64_t match_bits,
 	return ((incoming ^ match_bits) & ~ignore_bits) == 0;
 }
 
-/* Embedded in an unexpected header. Node [i] belongs to masks[i]. */
+/*
+ * Embedded in an unexpected header, and small: a receiver may hold
+ * millions (docs/design.md §7.2). Its nodes in the mask hashes live in
+ * the index, found by id, and only in the hashes that are built.
+ */
 struct p4e_uentry {
 	uint64_t bits;
 	uint32_t source;
+	uint32_t id;			/* dense in the index: its nodes */
 	uint64_t seq;
 	struct p4u_list order;		/* arrival order */
-	struct p4u_hash_node by_bits[P4E_UINDEX_MAX_MASKS];
-	struct p4u_hash_node by_src[P4E_UINDEX_MAX_MASKS];
+};
+
+/* A header's node in one mask hash. */
+struct p4e_unode {
+	struct p4u_hash_node hnode;
+	struct p4e_uentry *entry;
+};
+
+/* The nodes of one hash, by entry id, in chunks made when first used and
+ * freed when emptied. */
+struct p4e_unodes {
+	struct p4e_unode **chunks;
+	uint32_t *used;			/* nodes in use per chunk */
+	uint32_t nchunks;		/* room in the two tables */
 };
 
 /*
@@ -139,6 +156,8 @@ struct p4e_umask {
 	uint64_t last_used;		/* index->finds when last used */
 	struct p4u_hash by_bits;	/* key: bits & ~mask */
 	struct p4u_hash by_src;		/* key: (bits & ~mask, source) */
+	struct p4e_unodes bits_nodes;
+	struct p4e_unodes src_nodes;
 };
 
 struct p4e_uindex {
@@ -150,6 +169,11 @@ struct p4e_uindex {
 	size_t count;
 	uint64_t finds;			/* find calls, the clock of last_used */
 	uint64_t examined;		/* stat: headers looked at by find */
+	/* entry ids: the lowest never used, and those given back */
+	uint32_t next_id;
+	uint32_t nfree_ids;
+	uint32_t *free_ids;		/* [next_id] once grown */
+	uint32_t ids_cap;
 };
 
 /* Optional: makes p4e_uentry_linked() false before the first insert. */

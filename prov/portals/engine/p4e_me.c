@@ -169,7 +169,7 @@ void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh)
 
 	if (!uh->claimed && p4u_list_node_linked(&uh->uent.order))
 		p4e_uindex_remove(&pt->uhs, &uh->uent);
-	if (uh->filling)	/* discarded before its data was in */
+	if (p4e_uh_filling(uh))	/* discarded before its data was in */
 		uh->filling->filling_uh = NULL;
 	if (uh->oflow_me)
 		p4e_me_uh_released(uh->oflow_me);
@@ -279,9 +279,9 @@ static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = p4e_overflow_event[uh->type];
-	ev->initiator = p4e_ni_event_id(ni, uh->initiator);
+	ev->initiator = p4e_ni_event_id(ni, uh->uent.source);
 	ev->uid = uh->uid;
-	ev->match_bits = uh->match_bits;
+	ev->match_bits = uh->uent.bits;
 	ev->rlength = uh->rlength;
 	ev->mlength = uh->mlength;
 	ev->remote_offset = uh->remote_offset;
@@ -312,7 +312,7 @@ static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
 	p4e_me_place(me, uh->remote_offset, uh->rlength, true, &offset,
 		     &mlength);
 	top->ni = ni;
-	top->peer = ni->npeers[uh->initiator];
+	top->peer = ni->npeers[uh->uent.source];
 	top->me = me;
 	top->uh = uh;
 	top->type = uh->type;
@@ -320,10 +320,10 @@ static int p4e_uh_deliver_rdzv(struct p4e_ni *ni, struct p4e_uh *uh,
 	top->list = P4E_PRIORITY_LIST;
 	top->event_type = p4e_overflow_event[uh->type];
 	top->pt_index = uh->pt_index;
-	top->initiator = uh->initiator;
+	top->initiator = uh->uent.source;
 	top->uid = uh->uid;
 	top->op_id = uh->op_id;
-	top->match_bits = uh->match_bits;
+	top->match_bits = uh->uent.bits;
 	top->rlength = uh->rlength;
 	top->mlength = mlength;
 	top->offset = offset;
@@ -359,7 +359,7 @@ int p4e_uh_deliver_into(struct p4e_ni *ni, struct p4e_uh *uh,
 		me->user_ptr = user_ptr;
 	if (user_flags)
 		me->user_flags = user_flags;
-	if (uh->filling) {
+	if (p4e_uh_filling(uh)) {
 		/* matched in arrival order, but its data is not in yet:
 		 * me holds it (in use) till p4e_uh_filled */
 		uh->waiter = me;

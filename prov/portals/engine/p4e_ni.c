@@ -22,6 +22,8 @@
 /* Payloads up to this are copied unless told otherwise: cheaper than
  * holding the buffer till the target accepts. */
 #define P4E_DEFAULT_COPY	1024
+/* Bytes all copies of an NI may take unless told otherwise. */
+#define P4E_DEFAULT_COPY_MEM	(256ULL << 20)
 
 /* ---- limits -------------------------------------------------------------- */
 
@@ -63,7 +65,8 @@ static void p4e_ni_limits_init(struct p4e_ni *ni, const struct p4e_ni_attr *attr
 	l->max_waw_ordered_size = l->max_atomic_size;
 	l->max_war_ordered_size = l->max_atomic_size;
 	l->features = 0;
-	l->max_ops = p4e_pick(d->max_ops, P4E_DEFAULT_OPS, 1u << 20);
+	l->max_ops = p4e_pick(d->max_ops, P4E_DEFAULT_OPS, 1u << 24);
+	l->max_held = p4e_pick(d->max_held, l->max_ops, l->max_ops);
 }
 
 void p4e_ni_limits_get(struct p4e_ni *ni, struct p4e_ni_limits *limits)
@@ -394,17 +397,21 @@ static int p4e_ni_pools_init(struct p4e_ni *ni)
 	if (!ret)
 		ret = p4u_pool_init(&ni->ops, sizeof(struct p4e_op), 256,
 				    l->max_ops);
+	/* target operations: as many as the operations callers wait for */
 	if (!ret)
 		ret = p4u_pool_init(&ni->tops, sizeof(struct p4e_tgt_op), 64,
-				    l->max_ops);
+				    ni->ops_credit);
 	if (!ret)
 		ret = p4u_pool_init(&ni->uhs, sizeof(struct p4e_uh), 256,
 				    l->max_unexpected_headers);
+	/* the largest copy: a volatile payload, or a swap's operand with
+	 * its compare values, or a copied put */
 	if (!ret)
-		ret = p4u_pool_init(&ni->bounces,
-				    P4U_MAX(l->max_volatile_size * 2,
-					    ni->copy_size),
-				    16, l->max_ops);
+		ret = p4e_copies_init(&ni->copies,
+				      P4U_MAX(l->max_volatile_size * 2,
+					      ni->copy_size),
+				      ni->copy_mem_max,
+				      l->max_ops + l->max_ops);
 	if (!ret)
 		ret = p4u_pool_init(&ni->iovbufs, sizeof(struct p4e_iovbuf), 64,
 				    l->max_entries);
@@ -414,7 +421,7 @@ static int p4e_ni_pools_init(struct p4e_ni *ni)
 static void p4e_ni_pools_fini(struct p4e_ni *ni)
 {
 	p4u_pool_fini(&ni->iovbufs);
-	p4u_pool_fini(&ni->bounces);
+	p4e_copies_fini(&ni->copies);
 	p4u_pool_fini(&ni->uhs);
 	p4u_pool_fini(&ni->tops);
 	p4u_pool_fini(&ni->ops);
@@ -485,6 +492,8 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->trig_dropped_ctx = attr->trig_dropped_ctx;
 	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
 	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
+	ni->copy_mem_max = attr->copy_mem_max ? attr->copy_mem_max :
+			   P4E_DEFAULT_COPY_MEM;
 	p4u_list_init(&ni->flush);
 	p4u_list_init(&ni->ack_pending);
 	p4u_list_init(&ni->deferring);
@@ -492,6 +501,11 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	p4u_list_init(&ni->worker_link);
 	p4u_timer_init(&ni->ack_timer, p4e_fc_ack_timer);
 	p4e_ni_limits_init(ni, attr);
+	/* the operations callers wait for: those not held after their SEND
+	 * when max_held is a bound of its own */
+	ni->ops_credit = ni->limits.max_held < ni->limits.max_ops ?
+			 ni->limits.max_ops - ni->limits.max_held :
+			 ni->limits.max_ops;
 	ret = p4e_ni_pools_init(ni);
 	if (ret)
 		goto err_pools;
@@ -538,6 +552,16 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 			 " times; resent %" PRId64 " messages of ours so",
 			 ni->sr[P4E_SR_FLOWCTRL], ni->sr[P4E_SR_FC_AS_RDZV],
 			 ni->sr[P4E_SR_RESENT_AS_RDZV]);
+	/* bounds reached: said once when it happened, counted here */
+	if (ni->sr[P4E_SR_UH_FULL] || ni->sr[P4E_SR_COPY_REFUSED])
+		p4u_warn(P4U_LOG_ENGINE, "resource bounds reached: %" PRId64
+			 " requests held for want of an unexpected header "
+			 "(budget %u), %" PRId64 " payloads not copied (%u "
+			 "operations after completion, %" PRIu64 " bytes of "
+			 "copies at most)", ni->sr[P4E_SR_UH_FULL],
+			 ni->limits.max_unexpected_headers,
+			 ni->sr[P4E_SR_COPY_REFUSED], ni->limits.max_held,
+			 (uint64_t)ni->copy_mem_max);
 	/* upcalls made while the transport tears down are ignored */
 	ni->closing = true;
 	p4e_trig_drop_ni(ni);

@@ -7,6 +7,7 @@
  *   p4e_ni.c      NI, upcalls, progress     p4e_pt.c      portal table
  *   p4e_md.c      memory descriptors        p4e_me.c      append/unlink/search
  *   p4e_iov.c     region copies             p4e_ini.c     initiator side
+ *   p4e_copy.c    payload copies            p4e_ini_post.c  posting
  *   p4e_tgt.c     target side               p4e_tgt_op.c  target operations
  *   p4e_fc.c      sequences, acceptance, acknowledgements, flow control
  *   p4e_match.c   list and header indexes (p4e_match.h)
@@ -22,6 +23,7 @@
 #ifndef P4E_PRIV_H
 #define P4E_PRIV_H
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -215,7 +217,8 @@ struct p4e_me {
 	struct p4e_iovbuf *iovbuf;	/* our copy of a short iovec */
 };
 
-/* A copied iovec of an entry (P4E_ME_IOVEC up to P4E_XFER_IOV_MAX). */
+/* A copied iovec of an entry (P4E_ME_IOVEC up to P4E_XFER_IOV_MAX) or of
+ * an operation (p4e_xfer.iov). */
 struct p4e_iovbuf {
 	struct iovec iov[P4E_XFER_IOV_MAX];
 };
@@ -231,10 +234,36 @@ struct p4e_md {
 	uint32_t pending;		/* operations using it */
 };
 
-/* An unexpected header: a message matched on the overflow list. */
+/*
+ * An unexpected header: a message matched on the overflow list. Kept
+ * small, as a receiver may hold millions (docs/design.md §7.2): its
+ * match bits and initiator are the index entry's, and a rendezvous
+ * header has a source cookie where a header whose data a pull still
+ * brings into the overflow entry has that pull.
+ */
 struct p4e_uh {
-	struct p4e_uentry uent;
-	uint32_t pt_index;
+	struct p4e_uentry uent;		/* .bits: match bits, .source:
+					 * the initiator's peer id */
+	uint64_t op_id;
+	uint64_t rlength;
+	uint64_t mlength;		/* bytes deposited in the overflow entry */
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+	struct p4e_me *oflow_me;	/* where the data is (NULL: header only) */
+	uint64_t oflow_offset;
+	union {
+		struct p4w_cookie src;	/* rendezvous source (no oflow_me) */
+		/* a rendezvous pulled into the overflow entry: matchable at
+		 * once (order), deliverable only once the pull is done */
+		struct {
+			struct p4e_tgt_op *filling;	/* that pull, NULL
+							 * once the data is in */
+			struct p4e_me *waiter;	/* the entry that matched
+						 * meanwhile */
+		};
+	};
+	uint32_t uid;
+	uint16_t pt_index;		/* limits.max_pt_index < 4096 */
 	uint8_t type;			/* enum p4w_type */
 	uint8_t ack_req;
 	uint8_t atomic_op;
@@ -242,23 +271,14 @@ struct p4e_uh {
 	uint8_t proto;
 	uint8_t ev_flags;		/* P4E_EVENT_F_* */
 	bool claimed;			/* detached by P4E_SEARCH_CLAIM */
-	uint32_t initiator;		/* peer id */
-	uint32_t uid;
-	uint64_t op_id;
-	uint64_t match_bits;
-	uint64_t rlength;
-	uint64_t mlength;		/* bytes deposited in the overflow entry */
-	uint64_t remote_offset;
-	uint64_t hdr_data;
-	struct p4e_me *oflow_me;	/* where the data is (NULL: header only) */
-	uint64_t oflow_offset;
-	/* a rendezvous pulled into the overflow entry: matchable at once
-	 * (order), deliverable only once the pull is done */
-	struct p4e_tgt_op *filling;	/* that pull, NULL once the data is in */
-	struct p4e_me *waiter;		/* the entry that matched meanwhile */
 	uint8_t fail;			/* that pull failed: reported with it */
-	struct p4w_cookie src;		/* rendezvous source */
 };
+
+/* The pull still filling uh's overflow space, if any (the union). */
+static inline struct p4e_tgt_op *p4e_uh_filling(const struct p4e_uh *uh)
+{
+	return uh->oflow_me ? uh->filling : NULL;
+}
 
 /* Per NI and peer: the link and both directions' protocol state. */
 struct p4e_npeer {
@@ -297,6 +317,25 @@ struct p4e_defer {
 	struct p4u_list link;
 	size_t len;
 	uint8_t data[];
+};
+
+/* Copies up to this many bytes live inside their operation. */
+#define P4E_OP_SMALL	32
+
+/*
+ * Copies sized to their payload (p4e_copy.c, docs/design.md §4.1, §7.5):
+ * one pool per power of two from 64 bytes up to max_len, each giving its
+ * chunks back when a burst is over (util/p4u_pool.h), and a byte budget.
+ */
+#define P4E_COPY_MIN_SHIFT	6
+#define P4E_COPY_CLASSES	16	/* 64 B << 15 = 2 MiB */
+
+struct p4e_copies {
+	struct p4u_pool cls[P4E_COPY_CLASSES];
+	unsigned ncls;
+	size_t max_len;			/* the largest copy */
+	uint64_t bytes;			/* taken now, counted by class size */
+	uint64_t max_bytes;
 };
 
 /*
@@ -340,12 +379,14 @@ struct p4e_op {
 	uint8_t atomic_op;
 	uint8_t atomic_type;
 	uint8_t proto;
+	uint8_t rflags;			/* P4W_RF_* of its requests */
 	/* facts, not states: */
 	bool copied;			/* payload (+ compare) in op->bounce */
 	bool want_resp;			/* an ACK or REPLY will come */
 	bool to_rdzv;			/* resend an eager put as rendezvous */
 	bool copy_unsent;		/* a copy the transport queued: its
 					 * SEND waits until it is written */
+	bool completed;			/* its SEND went: counted in ni->held */
 	uint16_t xmit_refs;		/* sends the transport holds our
 					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
@@ -361,16 +402,20 @@ struct p4e_op {
 	uint64_t hdr_data;
 	void *user_ptr;
 	uint64_t user_flags;
-	struct p4w_req req;		/* packed again at every (re)send */
 	struct p4t_mem *mem;		/* rendezvous source / push sink */
 	struct p4w_cookie cookie;
-	void *bounce;			/* copied payload (+ compare) */
+	/* copied payload (+ compare): op->small, or a block of ni->copies
+	 * sized to bounce_len (docs/design.md §4.1) */
+	void *bounce;
 	uint64_t bounce_len;
 	unsigned xflags;		/* P4E_XFER_* */
-	/* the caller's iovec when it gave one (p4e_xfer.iov), else the
-	 * region is md's at local_offset: see p4e_op_region() */
+	/* the caller's iovec when it gave one (p4e_xfer.iov), copied into
+	 * iovbuf, else the region is md's at local_offset: see
+	 * p4e_op_region() */
 	uint32_t iovcnt;
-	struct iovec iov[P4E_XFER_IOV_MAX];
+	struct p4e_iovbuf *iovbuf;
+	/* small copies live here: no block to take and give back */
+	alignas(16) uint8_t small[P4E_OP_SMALL];
 };
 
 /* The local buffer of an operation as (start, iovcnt, offset). */
@@ -378,7 +423,7 @@ static inline void p4e_op_region(const struct p4e_op *op, void **start_p,
 				 uint32_t *iovcnt_p, uint64_t *offset_p)
 {
 	if (op->iovcnt) {
-		*start_p = (void *)op->iov;
+		*start_p = (void *)op->iovbuf->iov;
 		*iovcnt_p = op->iovcnt;
 		*offset_p = 0;
 	} else {
@@ -452,6 +497,7 @@ struct p4e_ni {
 	uint32_t uid;
 	uint64_t eager_size;
 	uint64_t copy_size;		/* attr copy_size: copied up to this */
+	uint64_t copy_mem_max;		/* attr copy_mem_max (ni->copies) */
 	uint64_t ack_delay_ns;
 	bool (*id_filter)(void *ctx, uint64_t filter, uint32_t peer);
 	void *id_filter_ctx;
@@ -464,8 +510,11 @@ struct p4e_ni {
 	struct p4u_pool ops;		/* struct p4e_op */
 	struct p4u_pool tops;		/* struct p4e_tgt_op */
 	struct p4u_pool uhs;		/* struct p4e_uh */
-	struct p4u_pool bounces;	/* max_volatile_size blocks */
+	struct p4e_copies copies;	/* payload copies */
 	struct p4u_pool iovbufs;	/* struct p4e_iovbuf */
+	uint32_t held;			/* ops alive after their SEND */
+	uint32_t ops_credit;		/* of max_ops, those not max_held */
+	unsigned warned;		/* P4E_WARN_*: logged once already */
 	struct p4e_npeer **npeers;	/* by peer id */
 	uint32_t npeers_cap;
 	uint32_t *map;			/* logical: rank -> peer id */
@@ -554,6 +603,28 @@ int p4e_me_trig_create(struct p4e_ni *ni, uint32_t pt_index,
 		       void *user_ptr, uint64_t user_flags, uint64_t *me_p);
 int p4e_me_trig_link(struct p4e_ni *ni, uint64_t me);
 void p4e_me_trig_cancel(struct p4e_ni *ni, uint64_t me);
+
+/* p4e_copy.c: max_count bounds each class's table, max_bytes them all */
+int p4e_copies_init(struct p4e_copies *c, size_t max_len, uint64_t max_bytes,
+		    uint32_t max_count);
+void p4e_copies_fini(struct p4e_copies *c);
+/* A block of at least len (1 .. max_len) bytes; NULL past the budget. */
+void *p4e_copy_alloc(struct p4e_copies *c, size_t len);
+/* Give back a block taken for len bytes. */
+void p4e_copy_free(struct p4e_copies *c, void *buf, size_t len);
+
+/* Give back op's copy, if it has one in a block. */
+static inline void p4e_op_copy_drop(struct p4e_op *op)
+{
+	if (op->bounce && op->bounce != (void *)op->small)
+		p4e_copy_free(&op->ni->copies, op->bounce, op->bounce_len);
+	op->bounce = NULL;
+}
+
+/* Warnings an NI logs once (ni->warned). */
+#define P4E_WARN_HELD		0x1	/* max_held or copy_mem_max reached */
+#define P4E_WARN_UH		0x2	/* unexpected-header budget spent */
+#define P4E_WARN_HELD_BY_PEER	0x4	/* a peer's header budget held us */
 
 /* p4e_ini.c */
 /* Validate xfer for a type without side effects. */

@@ -154,6 +154,26 @@ static int p4e_tgt_flowctrl(struct p4e_tgt_msg *m)
 	return 0;
 }
 
+/*
+ * The unexpected-header budget (limits.max_unexpected_headers) is spent:
+ * the sender is held until receives take headers. Counted, and said once
+ * per NI in the log (docs/design.md §7.2: what happens past the budget).
+ */
+static int p4e_tgt_uh_spent(struct p4e_tgt_msg *m)
+{
+	struct p4e_ni *ni = m->ni;
+
+	ni->sr[P4E_SR_UH_FULL]++;
+	if (!(ni->warned & P4E_WARN_UH)) {
+		ni->warned |= P4E_WARN_UH;
+		p4u_warn(P4U_LOG_ENGINE, "unexpected-message budget spent "
+			 "(%u headers): holding peer %u, and any other that "
+			 "sends more, until receives take some",
+			 ni->limits.max_unexpected_headers, m->np->id);
+	}
+	return p4e_tgt_flowctrl(m);
+}
+
 /* ---- unexpected headers -------------------------------------------------- */
 
 static void p4e_tgt_uh_fill(struct p4e_tgt_msg *m, struct p4e_uh *uh,
@@ -162,36 +182,37 @@ static void p4e_tgt_uh_fill(struct p4e_tgt_msg *m, struct p4e_uh *uh,
 {
 	const struct p4w_req *req = &m->parts.req;
 
-	uh->pt_index = req->pt_index;
+	uh->pt_index = (uint16_t)req->pt_index;
 	uh->type = m->hdr->type;
 	uh->ack_req = req->ack_req;
 	uh->atomic_op = req->atomic_op;
 	uh->atomic_type = req->atomic_type;
 	uh->proto = req->proto;
-	uh->initiator = m->np->id;
 	uh->uid = req->uid;
 	uh->op_id = req->op_id;
-	uh->match_bits = req->match_bits;
 	uh->rlength = req->rlength;
 	uh->mlength = mlength;
 	uh->remote_offset = req->remote_offset;
 	uh->hdr_data = req->hdr_data;
 	uh->ev_flags = (req->rflags & P4W_RF_HDR_DATA) ?
 		P4E_EVENT_F_HDR_DATA : 0;
-	if (m->parts.has_src)
-		uh->src = m->parts.src;
 	if (me) {
 		uh->oflow_me = me;
 		uh->oflow_offset = offset;
+		uh->filling = NULL;
+		uh->waiter = NULL;
 		me->uh_refs++;
+	} else if (m->parts.has_src) {
+		uh->src = m->parts.src;
 	}
+	/* the index keeps the match bits and the initiator for us */
 	p4e_uindex_insert(&m->pt->uhs, &uh->uent, req->match_bits, m->np->id);
 }
 
 void p4e_tgt_uh_dropped(struct p4e_ni *ni, struct p4e_uh *uh)
 {
-	struct p4e_npeer *np = uh->initiator < ni->npeers_cap ?
-		ni->npeers[uh->initiator] : NULL;
+	struct p4e_npeer *np = uh->uent.source < ni->npeers_cap ?
+		ni->npeers[uh->uent.source] : NULL;
 
 	/* a rendezvous initiator still exposes its buffer: release it */
 	if (uh->proto == P4W_PROTO_RDZV && !uh->oflow_me && np && np->conn)
@@ -344,18 +365,19 @@ static void p4e_tgt_old_free(struct p4e_ni *ni, struct iovec *iov,
 			     size_t cnt)
 {
 	while (cnt--)
-		p4u_pool_free(&ni->bounces, iov[cnt].iov_base);
+		p4e_copy_free(&ni->copies, iov[cnt].iov_base, iov[cnt].iov_len);
 }
 
 /*
- * Bounce blocks for a fetch's old values, as many as mlength needs: the
- * largest fetch (max_atomic_size) may exceed one block. -FI_EAGAIN when
- * the pool is dry, -FI_EMSGSIZE when P4E_IOV_MAX blocks cannot hold it.
+ * Copies for a fetch's old values, as many as mlength needs: the largest
+ * fetch (max_atomic_size) may exceed the largest copy. -FI_EAGAIN when
+ * the copies' budget is spent, -FI_EMSGSIZE when P4E_IOV_MAX copies
+ * cannot hold it.
  */
 static int p4e_tgt_old_alloc(struct p4e_ni *ni, uint64_t mlength,
 			     size_t esize, struct iovec *iov, size_t *cnt_p)
 {
-	size_t chunk = ni->bounces.obj_size - ni->bounces.obj_size % esize;
+	size_t chunk = ni->copies.max_len - ni->copies.max_len % esize;
 	uint64_t left = mlength;
 	size_t cnt = 0;
 
@@ -364,12 +386,13 @@ static int p4e_tgt_old_alloc(struct p4e_ni *ni, uint64_t mlength,
 			p4e_tgt_old_free(ni, iov, cnt);
 			return -FI_EMSGSIZE;
 		}
-		iov[cnt].iov_base = p4u_pool_alloc_raw(&ni->bounces);
+		iov[cnt].iov_len = P4U_MIN(left, chunk);
+		iov[cnt].iov_base = p4e_copy_alloc(&ni->copies,
+						   P4U_MAX(iov[cnt].iov_len, 1));
 		if (!iov[cnt].iov_base) {
 			p4e_tgt_old_free(ni, iov, cnt);
 			return -FI_EAGAIN;
 		}
-		iov[cnt].iov_len = P4U_MIN(left, chunk);
 		left -= iov[cnt].iov_len;
 		cnt++;
 	} while (left);
@@ -508,9 +531,12 @@ static bool p4e_tgt_last_resort(struct p4e_tgt_msg *m, int *ret_p)
 	if (m->hdr->type == P4W_PUT &&
 	    (req->proto == P4W_PROTO_RDZV || !req->rlength))
 		return true;
-	if (m->hdr->type != P4W_PUT || !(m->pt->options & P4E_PT_FC_RESEND) ||
-	    p4u_pool_full(&m->ni->uhs)) {
+	if (m->hdr->type != P4W_PUT || !(m->pt->options & P4E_PT_FC_RESEND)) {
 		*ret_p = p4e_tgt_flowctrl(m);
+		return false;
+	}
+	if (p4u_pool_full(&m->ni->uhs)) {
+		*ret_p = p4e_tgt_uh_spent(m);
 		return false;
 	}
 	m->ni->sr[P4E_SR_FC_AS_RDZV]++;
@@ -683,7 +709,7 @@ int p4e_tgt_request(struct p4e_ni *ni, struct p4e_npeer *np,
 		if (!(me->options & P4E_ME_UNEXPECTED_HDR_DISABLE)) {
 			uh = p4u_pool_alloc(&ni->uhs);
 			if (!uh)
-				return p4e_tgt_flowctrl(&m);
+				return p4e_tgt_uh_spent(&m);
 		}
 	} else {
 		me = container_of(e, struct p4e_me, ment);

@@ -104,6 +104,8 @@ struct p4f_params {
 	size_t oflow_buf_size;
 	size_t oflow_buf_count;
 	size_t unexp_max;	/* unexpected headers kept per endpoint */
+	size_t tx_held_max;	/* completed sends kept for their targets */
+	size_t tx_copy_mem;	/* bytes of copies per endpoint */
 	size_t peer_timeout_ms;
 	size_t connect_retry_ms;	/* refused connects retried this long */
 	size_t linger_ms;	/* fi_close waits this long for deliveries */
@@ -212,7 +214,7 @@ int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
  * worth of held-back acknowledgements (P4E_ACK_EVERY each). */
 #define P4F_ACK_SLACK	32
 /* Sends are copied up to the eager size, but at most this (p4f_ep.c):
- * each copy takes a bounce block of that size until it is acknowledged. */
+ * each copy takes a block sized to it until its target has the payload. */
 #define P4F_COPY_SIZE_MAX	((size_t)64 << 10)
 
 /*
@@ -278,16 +280,6 @@ void p4f_pset_fini(struct p4f_pset *set);
  */
 int p4f_pset_progress(struct p4f_pset *set, struct p4u_lock *lock);
 void p4f_pset_prepare_sleep(struct p4f_pset *set, struct p4u_lock *lock);
-
-int p4f_domain_open(struct fid_fabric *fabric, struct fi_info *info,
-		    struct fid_domain **domain_p, void *context);
-
-/* Engine operations beyond the context sizes (p4f_ep.c): two targets'
- * worth of held-back acknowledgements (P4E_ACK_EVERY each). */
-#define P4F_ACK_SLACK	32
-/* Sends are copied up to the eager size, but at most this (p4f_ep.c):
- * each copy takes a bounce block of that size until it is acknowledged. */
-#define P4F_COPY_SIZE_MAX	((size_t)64 << 10)
 
 static inline struct p4f_domain *p4f_domain_of(struct fid_domain *fid)
 {

@@ -91,12 +91,17 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 	/*
 	 * Every send and posted receive may wait on the engine at once, and
 	 * completed copied sends stay engine operations until their target
-	 * acknowledges them, which it may hold back (FI_PORTALS_ACK_DELAY_US)
-	 * for up to P4F_ACK_SLACK of them: room for those too, so the
-	 * transmit context holds tx_size sends whatever the peers do.
+	 * has the payload, which it may take long to pull (a flood) or to
+	 * acknowledge (FI_PORTALS_ACK_DELAY_US): those are bounded on their
+	 * own (tx_held_max), so the transmit context holds tx_size sends
+	 * whatever the peers do (docs/design.md §7.5).
 	 */
+	attr.desired.max_held = (uint32_t)p4f_params.tx_held_max;
 	attr.desired.max_ops = (uint32_t)P4U_MIN(ep->tx_size + ep->rx_size +
-						 P4F_ACK_SLACK, 1u << 20);
+						 P4F_ACK_SLACK +
+						 p4f_params.tx_held_max,
+						 1u << 24);
+	attr.copy_mem_max = p4f_params.tx_copy_mem;
 	attr.desired.max_volatile_size = ep->inject_size;
 	attr.desired.max_unexpected_headers = (uint32_t)p4f_params.unexp_max;
 	p4f_ep_lock(ep);

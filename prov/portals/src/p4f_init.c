@@ -31,7 +31,9 @@ _Static_assert(FI_ENOSPC == ENOSPC, "util's -ENOSPC must be -FI_ENOSPC");
 #define P4F_DEF_RX_SIZE		65536
 #define P4F_DEF_OFLOW_BUF_SIZE	(256 << 10)
 #define P4F_DEF_OFLOW_BUF_COUNT	16
-#define P4F_DEF_UNEXP_MAX	65536
+#define P4F_DEF_UNEXP_MAX	(2 << 20)
+#define P4F_DEF_TX_HELD_MAX	(2 << 20)
+#define P4F_DEF_TX_COPY_MEM	(256 << 20)
 #define P4F_DEF_PEER_TIMEOUT	30000
 #define P4F_DEF_CONNECT_RETRY	2000
 #define P4F_DEF_LINGER		2000
@@ -47,6 +49,8 @@ struct p4f_params p4f_params = {
 	.oflow_buf_size = P4F_DEF_OFLOW_BUF_SIZE,
 	.oflow_buf_count = P4F_DEF_OFLOW_BUF_COUNT,
 	.unexp_max = P4F_DEF_UNEXP_MAX,
+	.tx_held_max = P4F_DEF_TX_HELD_MAX,
+	.tx_copy_mem = P4F_DEF_TX_COPY_MEM,
 	.peer_timeout_ms = P4F_DEF_PEER_TIMEOUT,
 	.connect_retry_ms = P4F_DEF_CONNECT_RETRY,
 	.linger_ms = P4F_DEF_LINGER,
@@ -100,10 +104,23 @@ static const struct p4f_param p4f_param_table[] = {
 	  "beyond them flow control holds senders",
 	  { .size = P4F_DEF_OFLOW_BUF_COUNT }, &p4f_params.oflow_buf_count, 1, 1 << 20 },
 	{ "unexp_max", P4F_PARAM_SIZE,
-	  "Unexpected message headers an endpoint keeps; beyond them flow "
-	  "control holds the sender that sent more until receives consume "
-	  "some",
+	  "Unexpected messages an endpoint keeps (their headers; their data "
+	  "too while the overflow buffers have room, else the sender keeps "
+	  "it); beyond them flow control holds the sender that sent more "
+	  "until receives consume some (logged once)",
 	  { .size = P4F_DEF_UNEXP_MAX }, &p4f_params.unexp_max, 1024, 1 << 24 },
+	{ "tx_held_max", P4F_PARAM_SIZE,
+	  "Completed sends an endpoint keeps a copy of until their targets "
+	  "take the data (small sends and injects complete at once); beyond "
+	  "them sends are not copied and complete when accepted, and "
+	  "injects return -FI_EAGAIN (logged once)",
+	  { .size = P4F_DEF_TX_HELD_MAX }, &p4f_params.tx_held_max, 1024,
+	  1 << 24 },
+	{ "tx_copy_mem", P4F_PARAM_SIZE,
+	  "Bytes the copies of an endpoint's sends may take (each sized to "
+	  "its payload); beyond them as beyond FI_PORTALS_TX_HELD_MAX",
+	  { .size = P4F_DEF_TX_COPY_MEM }, &p4f_params.tx_copy_mem, 1 << 20,
+	  (size_t)1 << 40 },
 	{ "peer_timeout", P4F_PARAM_SIZE,
 	  "Milliseconds without progress after which a peer is declared dead",
 	  { .size = P4F_DEF_PEER_TIMEOUT }, &p4f_params.peer_timeout_ms, 100, 3600000 },

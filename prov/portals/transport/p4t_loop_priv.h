@@ -45,7 +45,7 @@
 #define P4T_LOOP_PORT_LAST	65535u
 #define P4T_LOOP_MAX_IOV	1024	/* per pull / push / exposure */
 #define P4T_LOOP_MEM_CHUNK	64
-#define P4T_LOOP_MEM_MAX	(1u << 20)
+#define P4T_LOOP_MEM_MAX	(1u << 24)
 
 enum p4t_loop_ev_kind {
 	P4T_LOOP_EV_RMA,		/* a struct p4t_loop_op to report */

@@ -455,9 +455,11 @@ static int p4t_tcp_pools_init(struct p4t_tcp_iface *iface)
 	if (!ret)
 		ret = p4u_pool_init(&iface->rmas, sizeof(struct p4t_tcp_rma),
 				    64, 1u << 20);
+	/* as many exposures as the engine may keep operations (a flood's
+	 * sends resent as rendezvous each expose their payload) */
 	if (!ret)
 		ret = p4u_pool_init(&iface->mems, sizeof(struct p4t_tcp_mem),
-				    64, 1u << 20);
+				    256, 1u << 24);
 	if (!ret)
 		ret = p4u_hash_init(&iface->by_addr, 64);
 	return ret;

@@ -369,7 +369,7 @@ static uint64_t last_op_id(void)
 		p4u_list_foreach_entry(lists[i], op, struct p4e_op, link)
 			last = op;
 	cr_assert_not_null(last);
-	return last->req.op_id;
+	return p4u_pool_handle(&e.ni[0]->ops, last);	/* the wire op id */
 }
 
 /* Queue a response at side 0 as if side 1 had sent it. */

@@ -436,7 +436,7 @@ Test(eng_states, response_to_rewound_op_fails_link)
 	step(1, 64);
 	step(0, 64);
 	expect_op(OP_A, P4E_OPS_REWOUND);
-	resp.op_id = op_find(OP_A)->req.op_id;
+	resp.op_id = p4u_pool_handle(&e.ni[0]->ops, op_find(OP_A));
 	p4w_hdr_pack(msg, &hdr);
 	p4w_resp_pack(msg + sizeof(hdr), &resp);
 	cr_assert_eq(p4e_ni_getname(e.ni[1], addr, &len), 0);

@@ -7,6 +7,7 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -272,9 +273,11 @@ Test(pool, chunks_grow_on_demand)
 		cr_assert_eq(p4u_pool_capacity(&pool),
 			     (uint32_t)P4U_MIN((i / 5 + 1) * 5, 12));
 	}
-	/* frees and re-allocs stay within the chunks made so far */
+	/* emptied, the pool keeps two chunks' worth of free objects (the
+	 * last chunk went back) and makes it again when needed */
 	for (i = 0; i < 12; i++)
 		p4u_pool_free(&pool, o[i]);
+	cr_assert_eq(pool.nchunks, 2);
 	for (i = 0; i < 12; i++)
 		cr_assert_not_null(p4u_pool_alloc(&pool));
 	cr_assert_eq(pool.nchunks, 3);
@@ -411,4 +414,153 @@ Test(pool, fini_then_reinit)
 	o = p4u_pool_alloc(&pool);
 	cr_assert_eq(p4u_pool_index(&pool, o), 0);
 	cr_assert_eq(p4u_handle_gen(p4u_pool_handle(&pool, o)), 1);
+}
+
+/* ---- chunks go back after a burst (docs/design.md §7.5) ---------------- */
+
+/* A burst's chunks are returned when it is over, but for the spare ones,
+ * and the pool's memory drops with them. */
+Test(pool, burst_chunks_returned)
+{
+	static void *o[4000];
+	size_t peak;
+	int i;
+
+	cr_assert_eq(p4u_pool_init(&pool, 64, 16, 4000), 0);
+	for (i = 0; i < 4000; i++)
+		cr_assert_not_null(o[i] = p4u_pool_alloc(&pool));
+	cr_assert_eq(pool.nchunks, 250);
+	peak = p4u_pool_bytes(&pool);
+	/* freed in an order that empties low chunks first too */
+	for (i = 0; i < 4000; i += 2)
+		p4u_pool_free(&pool, o[i]);
+	for (i = 1; i < 4000; i += 2)
+		p4u_pool_free(&pool, o[i]);
+	cr_assert_eq(p4u_pool_in_use(&pool), 0);
+	cr_assert_leq(pool.nchunks, P4U_POOL_SPARE_CHUNKS);
+	cr_assert_leq(p4u_pool_bytes(&pool), peak / 100, "%zu of %zu bytes kept",
+		      p4u_pool_bytes(&pool), peak);
+	cr_assert_eq(pool.returned, 250 - pool.nchunks);
+	/* and it serves the next burst as before */
+	for (i = 0; i < 4000; i++)
+		cr_assert_not_null(o[i] = p4u_pool_alloc(&pool));
+	cr_assert_null(p4u_pool_alloc(&pool));
+	for (i = 0; i < 4000; i++)
+		p4u_pool_free(&pool, o[i]);
+}
+
+/*
+ * Handles into a returned chunk are refused, before and after the chunk
+ * is made again (its slots then start above every generation they had),
+ * while handles of objects still alive in other chunks keep working.
+ */
+Test(pool, returned_chunk_handles_stay_refused)
+{
+	enum { N = 64, CHUNK = 4 };
+	void *o[N], *keep;
+	uint64_t h[N], hk, h2;
+	uint32_t i, j;
+
+	cr_assert_eq(p4u_pool_init(&pool, 40, CHUNK, N), 0);
+	for (i = 0; i < N; i++) {
+		o[i] = p4u_pool_alloc(&pool);
+		h[i] = p4u_pool_handle(&pool, o[i]);
+	}
+	keep = o[1];		/* chunk 0 stays */
+	hk = h[1];
+	for (i = 0; i < N; i++)
+		if (i != 1)
+			p4u_pool_free(&pool, o[i]);
+	cr_assert_gt(pool.returned, 0, "no chunk returned");
+	for (i = 0; i < N; i++) {
+		if (i == 1)
+			continue;
+		cr_assert_null(p4u_pool_lookup(&pool, h[i]),
+			       "handle %u valid after its free", i);
+		cr_assert_null(p4u_pool_at(&pool, i), "index %u in use", i);
+	}
+	cr_assert_eq(p4u_pool_lookup(&pool, hk), keep);
+	/* the same indexes again: new generations, the old ones refused */
+	for (i = 0; i < N - 1; i++) {
+		void *n = p4u_pool_alloc(&pool);
+
+		cr_assert_not_null(n);
+		h2 = p4u_pool_handle(&pool, n);
+		cr_assert_eq(p4u_pool_lookup(&pool, h2), n);
+		for (j = 0; j < N; j++)
+			if (j != 1 && p4u_handle_index(h[j]) ==
+				      p4u_handle_index(h2)) {
+				cr_assert_neq(p4u_handle_gen(h[j]),
+					      p4u_handle_gen(h2));
+				cr_assert_null(p4u_pool_lookup(&pool, h[j]));
+			}
+	}
+	for (i = 0; i < N; i++)
+		if (i != 1)
+			cr_assert_null(p4u_pool_lookup(&pool, h[i]));
+	cr_assert_eq(p4u_pool_lookup(&pool, hk), keep);
+}
+
+/* A load that comes and goes by less than the spare objects, across a
+ * chunk boundary, never returns (and reallocates) a chunk. */
+Test(pool, steady_load_keeps_its_chunks)
+{
+	void *o[40];
+	int i, round;
+
+	cr_assert_eq(p4u_pool_init(&pool, 32, 8, 1000), 0);
+	for (i = 0; i < 24; i++)
+		o[i] = p4u_pool_alloc(&pool);
+	for (round = 0; round < 1000; round++) {
+		for (i = 24; i < 40; i++)
+			o[i] = p4u_pool_alloc(&pool);
+		for (i = 39; i >= 24; i--)
+			p4u_pool_free(&pool, o[i]);
+	}
+	cr_assert_eq(pool.returned, 0, "%" PRIu64 " chunks churned",
+		     pool.returned);
+	for (i = 0; i < 24; i++)
+		p4u_pool_free(&pool, o[i]);
+}
+
+/* Freed objects of a low chunk are taken before those of higher ones, so
+ * the high chunks of a burst can empty. */
+Test(pool, lowest_chunk_with_room_first)
+{
+	void *o[12], *n;
+
+	cr_assert_eq(p4u_pool_init(&pool, 16, 4, 12), 0);
+	for (int i = 0; i < 12; i++)
+		o[i] = p4u_pool_alloc(&pool);
+	p4u_pool_free(&pool, o[9]);
+	p4u_pool_free(&pool, o[2]);
+	p4u_pool_free(&pool, o[6]);
+	n = p4u_pool_alloc(&pool);
+	cr_assert_eq(n, o[2]);
+	n = p4u_pool_alloc(&pool);
+	cr_assert_eq(n, o[6]);
+	n = p4u_pool_alloc(&pool);
+	cr_assert_eq(n, o[9]);
+}
+
+/* A teardown walk may free what it visits, returning chunks under it. */
+Test(pool, walk_that_frees)
+{
+	uint32_t i, cap, seen = 0;
+
+	cr_assert_eq(p4u_pool_init(&pool, 24, 4, 100), 0);
+	for (i = 0; i < 100; i++)
+		p4u_pool_alloc(&pool);
+	cap = p4u_pool_capacity(&pool);
+	for (i = 0; i < cap; i++) {
+		void *o = p4u_pool_at(&pool, i);
+
+		if (o) {
+			seen++;
+			p4u_pool_free(&pool, o);
+		}
+	}
+	cr_assert_eq(seen, 100);
+	cr_assert_eq(p4u_pool_in_use(&pool), 0);
+	cr_assert_leq(pool.nchunks, P4U_POOL_SPARE_CHUNKS);
 }
