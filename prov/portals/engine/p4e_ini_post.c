@@ -146,6 +146,11 @@ static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
 		memcpy((uint8_t *)op->bounce + op->length, x->operand,
 		       op->length);
 	op->copied = true;
+	/* held from the copy on: its SEND needs nothing of the target (it
+	 * comes at once, or on a link being set up once the copy is
+	 * written, §7.6), so it counts against max_held already */
+	op->completed = true;
+	ni->held++;
 	return 0;
 }
 
@@ -235,6 +240,8 @@ static void p4e_ini_unpost(struct p4e_op *op)
 	p4e_op_copy_drop(op);
 	if (op->iovbuf)
 		p4u_pool_free(&ni->iovbufs, op->iovbuf);
+	if (op->completed)
+		ni->held--;
 	p4u_pool_free(&ni->ops, op);
 }
 

@@ -386,7 +386,8 @@ struct p4e_op {
 	bool to_rdzv;			/* resend an eager put as rendezvous */
 	bool copy_unsent;		/* a copy the transport queued: its
 					 * SEND waits until it is written */
-	bool completed;			/* its SEND went: counted in ni->held */
+	bool completed;			/* SEND went or a copy is due it:
+					 * counted in ni->held */
 	uint16_t xmit_refs;		/* sends the transport holds our
 					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
