@@ -51,13 +51,7 @@ void p4t_tcp_hs_confirm(struct p4t_tcp_conn *conn)
 
 	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
 		tx = container_of(node, struct p4t_tcp_tx, ev.node);
-		if (tx->notify) {
-			tx->ev.kind = P4T_TCP_EV_SEND_DONE;
-			tx->ev.status = 0;
-			p4t_tcp_ev_post(conn->iface, &tx->ev);
-		} else {
-			p4t_tcp_tx_free(conn->iface, tx);
-		}
+		p4t_tcp_tx_done(conn->iface, tx);
 	}
 }
 

@@ -466,6 +466,7 @@ void p4t_tcp_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
 /* ---- p4t_tcp_send.c ------------------------------------------------------- */
 
 void p4t_tcp_tx_free(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
+void p4t_tcp_tx_done(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx);
 void p4t_tcp_txq_append(struct p4t_tcp_conn *conn, struct p4t_tcp_tx *tx);
 struct p4t_tcp_tx *p4t_tcp_tx_ctl(struct p4t_tcp_conn *conn, const void *msg,
 				  size_t len);

@@ -558,6 +558,18 @@ static size_t p4t_tcp_tx_gather(const struct p4t_tcp_tx *tx, struct iovec *v,
 	return bytes;
 }
 
+/* A message tx left for good: send_done if its sender waits, else freed. */
+void p4t_tcp_tx_done(struct p4t_tcp_iface *iface, struct p4t_tcp_tx *tx)
+{
+	if (tx->notify) {
+		tx->ev.kind = P4T_TCP_EV_SEND_DONE;
+		tx->ev.status = 0;
+		p4t_tcp_ev_post(iface, &tx->ev);
+	} else {
+		p4t_tcp_tx_free(iface, tx);
+	}
+}
+
 /*
  * A tx is written: complete it (or let its chunk source re-arm it). On
  * an attempt not yet answered it waits for the answer (unconfirmed).
@@ -575,13 +587,7 @@ static void p4t_tcp_tx_written(struct p4t_tcp_conn *conn,
 		p4u_list_insert_tail(&conn->unconfirmed, &tx->ev.node);
 		return;
 	}
-	if (tx->notify) {
-		tx->ev.kind = P4T_TCP_EV_SEND_DONE;
-		tx->ev.status = 0;
-		p4t_tcp_ev_post(conn->iface, &tx->ev);
-	} else {
-		p4t_tcp_tx_free(conn->iface, tx);
-	}
+	p4t_tcp_tx_done(conn->iface, tx);
 }
 
 static void p4t_tcp_conn_consume(struct p4t_tcp_conn *conn, size_t n)
