@@ -42,7 +42,6 @@ bw_msg          1  60  fx_bw -e msg -S 65536 -v
 unexpected      1  60  fx_unexpected
 unexpected_msg  1  60  fx_unexpected -e msg
 flood           1  120 fx_flood
-flood_pull      1  120 fx_flood -N 600000
 directed        3  60  fx_directed
 directed_msg    3  60  fx_directed -e msg
 peek            1  60  fx_peek
