@@ -118,6 +118,16 @@ static int p4t_tcp_rx_xport(struct p4t_tcp_conn *conn, const uint8_t *msg,
 	return 0;
 }
 
+/* The data header after a PULL_DATA, PUSH_DATA, OFFER or OFFER_ANNOUNCE
+ * frame's common header, unpacked and checked against it. */
+static int p4t_tcp_rx_data_hdr(const struct p4w_hdr *hdr, const uint8_t *body,
+			       struct p4w_data *d)
+{
+	int ret = p4w_data_unpack(body, sizeof(struct p4w_data), d);
+
+	return ret ? ret : p4w_data_check(hdr, d);
+}
+
 /* The peer announces an offer: its engine message comes next. */
 static int p4t_tcp_rx_announce(struct p4t_tcp_conn *conn,
 			       const struct p4w_hdr *hdr, const uint8_t *body)
@@ -126,9 +136,7 @@ static int p4t_tcp_rx_announce(struct p4t_tcp_conn *conn,
 	struct p4w_data d;
 	int ret;
 
-	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
-	if (!ret)
-		ret = p4w_data_check(hdr, &d);
+	ret = p4t_tcp_rx_data_hdr(hdr, body, &d);
 	if (ret)
 		return ret;
 	rx->offer = P4T_TCP_OFFER_ANNOUNCED;
@@ -481,9 +489,7 @@ static int p4t_tcp_rx_data_begin(struct p4t_tcp_conn *conn,
 	struct p4w_data d;
 	int ret;
 
-	ret = p4w_data_unpack(body, sizeof(struct p4w_data), &d);
-	if (!ret)
-		ret = p4w_data_check(hdr, &d);
+	ret = p4t_tcp_rx_data_hdr(hdr, body, &d);
 	if (ret)
 		return ret;
 	rx->pull = NULL;
