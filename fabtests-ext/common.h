@@ -147,6 +147,9 @@ int fx_iters(const struct fx_opts *opts, size_t size, int def);
 void fx_init(struct fx_ctx *ctx, const struct fx_opts *opts,
 	     const struct fx_setup *setup);
 void fx_fini(struct fx_ctx *ctx);
+/* The same without the closing handshake (a peer may be gone); objects
+ * fx_init did not open (NULL) are skipped. */
+void fx_fini_nosync(struct fx_ctx *ctx);
 
 /* one more endpoint on ctx's domain and AV, with its own CQ (tx and rx) */
 void fx_ep_open(struct fx_ctx *ctx, const struct fx_setup *setup,

@@ -391,25 +391,36 @@ void fx_init(struct fx_ctx *ctx, const struct fx_opts *opts,
 	fx_oob_exchange(ctx);
 }
 
-void fx_fini(struct fx_ctx *ctx)
+void fx_fini_nosync(struct fx_ctx *ctx)
 {
+	struct fid *fids[] = {
+		ctx->ep ? &ctx->ep->fid : NULL,
+		ctx->txcntr ? &ctx->txcntr->fid : NULL,
+		ctx->rxcntr ? &ctx->rxcntr->fid : NULL,
+		ctx->txcq ? &ctx->txcq->fid : NULL,
+		ctx->rxcq ? &ctx->rxcq->fid : NULL,
+		ctx->av ? &ctx->av->fid : NULL,
+		ctx->domain ? &ctx->domain->fid : NULL,
+		ctx->fabric ? &ctx->fabric->fid : NULL,
+	};
+	size_t f;
 	int i;
 
+	for (f = 0; f < sizeof(fids) / sizeof(fids[0]); f++)
+		if (fids[f])
+			FX_CALL(fi_close(fids[f]));
+	fi_freeinfo(ctx->info);
+	for (i = 0; i < ctx->npeers; i++)
+		close(ctx->oob_fd[i]);
+	ctx->ep = NULL;
+}
+
+void fx_fini(struct fx_ctx *ctx)
+{
 	/*
 	 * Nobody closes while a peer may still need it (a rendezvous pull
 	 * answered, a last acknowledgement).
 	 */
 	fx_oob_sync(ctx);
-	FX_CALL(fi_close(&ctx->ep->fid));
-	FX_CALL(fi_close(&ctx->txcntr->fid));
-	FX_CALL(fi_close(&ctx->rxcntr->fid));
-	FX_CALL(fi_close(&ctx->txcq->fid));
-	FX_CALL(fi_close(&ctx->rxcq->fid));
-	FX_CALL(fi_close(&ctx->av->fid));
-	FX_CALL(fi_close(&ctx->domain->fid));
-	FX_CALL(fi_close(&ctx->fabric->fid));
-	fi_freeinfo(ctx->info);
-	for (i = 0; i < ctx->npeers; i++)
-		close(ctx->oob_fd[i]);
-	ctx->ep = NULL;
+	fx_fini_nosync(ctx);
 }
