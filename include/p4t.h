@@ -24,6 +24,20 @@
  * or iface_close on the same iface. Deadlines are armed on the worker's
  * timer queue (p4t_iface_config.timers), whose callbacks run under the
  * same lock: a transport has no timer or tick of its own.
+ *
+ * Several transports per NI: the engine opens its network transport (tcp
+ * or verbs) and, unless turned off, the host-local one (shm) with
+ * cfg.addr = the network iface's name. For each new peer it asks the
+ * local one first: its conn_get returns -FI_EHOSTUNREACH at once when the
+ * peer is not on this host or cannot be reached through it (another
+ * network or PID namespace, another user, no listener), and the engine
+ * then uses the network transport. Both ends of a pair decide from the
+ * same symmetric facts, so they pick the same transport. Addresses of a
+ * local transport are the network transport's (struct sockaddr_in or
+ * sockaddr_in6) with the host token of p4u_addr.h in the bytes that do not
+ * identify the peer: getname returns it stamped, and conn_new names the
+ * peer by its network address, stamped, so one peer is one peer whichever
+ * transport carries it.
  */
 #ifndef P4T_H
 #define P4T_H
@@ -221,6 +235,14 @@ struct p4t_ops {
 	/* An fd readable when progress has work (for epoll), or -1. */
 	int (*wait_fd)(struct p4t_iface *iface);
 	/*
+	 * Optional (NULL: wait_fd alone tells). The owner is about to sleep
+	 * on wait_fd: a transport whose peers deliver without a syscall
+	 * (shared memory) asks them from now on to signal wait_fd as well.
+	 * Returns > 0 when work is there already (do not sleep), 0 when
+	 * sleeping is safe; the next progress call disarms.
+	 */
+	int (*wait_arm)(struct p4t_iface *iface);
+	/*
 	 * Optional (NULL: never). Are bytes of ours still on their way to a
 	 * peer: queued, on a link being set up, or (a stream transport)
 	 * written but not yet acknowledged by the peer's host? The engine
@@ -334,6 +356,13 @@ static inline bool p4t_owes(struct p4t_iface *iface)
 	return ops->owes ? ops->owes(iface) : false;
 }
 
+static inline int p4t_wait_arm(struct p4t_iface *iface)
+{
+	const struct p4t_ops *ops = p4t_ops_of(iface);
+
+	return ops->wait_arm ? ops->wait_arm(iface) : 0;
+}
+
 static inline void p4t_flush(struct p4t_iface *iface)
 {
 	p4t_ops_of(iface)->flush(iface);
@@ -380,5 +409,7 @@ extern const struct p4t_ops p4t_loop_ops;
 extern const struct p4t_ops p4t_tcp_ops;
 /* RDMA verbs (p4t_verbs.h); only in builds with libibverbs (HAVE_VERBS). */
 extern const struct p4t_ops p4t_verbs_ops;
+/* Shared memory between processes of one host (p4t_shm.h). */
+extern const struct p4t_ops p4t_shm_ops;
 
 #endif /* P4T_H */
