@@ -432,7 +432,7 @@ static void p4e_fz_message(struct p4e_fz *f, uint8_t ctl, const uint8_t *data,
 		}
 	}
 	p4e_fz_symbolic(f, msg, len);
-	p4t_loop_inject(f->ni[dst]->iface, p4e_fz_src_addr(f, dst, src),
+	p4t_loop_inject(f->ni[dst]->xp[P4E_XP_NET].iface, p4e_fz_src_addr(f, dst, src),
 			sizeof(struct sockaddr_in), msg, len);
 	free(msg);
 }
@@ -544,7 +544,7 @@ static void p4e_fz_act_post(struct p4e_fz *f, const uint8_t *a)
 static void p4e_fz_action(struct p4e_fz *f, uint8_t code, const uint8_t *a)
 {
 	struct p4e_ct_event inc = { .success = a[1], .failure = a[2] & 1 };
-	struct p4t_iface *iface = f->ni[a[0] & 1]->iface;
+	struct p4t_iface *iface = f->ni[a[0] & 1]->xp[P4E_XP_NET].iface;
 
 	switch (code % P4E_FZ_NACT) {
 	case P4E_FZ_ACT_APPEND:
@@ -623,8 +623,8 @@ static void p4e_fz_run(struct p4e_fz *f, const uint8_t *data, size_t size)
 		if (!(ctl & P4E_FZ_CTL_KEEP))
 			p4e_fz_drain(f);
 	}
-	p4t_loop_hold(f->ni[0]->iface, false);
-	p4t_loop_hold(f->ni[1]->iface, false);
+	p4t_loop_hold(f->ni[0]->xp[P4E_XP_NET].iface, false);
+	p4t_loop_hold(f->ni[1]->xp[P4E_XP_NET].iface, false);
 	p4e_fz_progress(f);
 	p4e_fz_drain(f);
 }

@@ -365,7 +365,7 @@ void p4e_fz_close(struct p4e_fz *f)
 	for (i = 0; p4e_fz_log_on && i < 2; i++) {
 		for (j = 0; j < P4E_SR_LAST; j++)
 			p4e_ni_status(f->ni[i], j, &sr[j]);
-		p4t_loop_stats_get(f->ni[i]->iface, &st);
+		p4t_loop_stats_get(f->ni[i]->xp[P4E_XP_NET].iface, &st);
 		fprintf(stderr, "ni %c: dropped %lld perm %lld op %lld "
 			"malformed %lld flowctrl %lld; delivered %llu "
 			"injected %llu\n", 'A' + i, (long long)sr[0],

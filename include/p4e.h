@@ -299,6 +299,9 @@ enum p4e_sr_index {
 					 * unexpected header (target) */
 	P4E_SR_COPY_REFUSED,		/* [ext] copies not made: max_held or
 					 * copy_mem_max reached (initiator) */
+	P4E_SR_LINKS_LOCAL,		/* [ext] links to peers made over the
+					 * host-local transport (shm) */
+	P4E_SR_LINKS_NET,		/* [ext] links over the network one */
 	P4E_SR_LAST,
 };
 
@@ -306,6 +309,13 @@ struct p4e_ni_attr {
 	unsigned options;		/* P4E_NI_* */
 	struct p4e_ni_limits desired;	/* 0 fields take defaults */
 	const struct p4t_ops *transport;
+	/*
+	 * [ext] The host-local transport (p4t_shm_ops), opened beside
+	 * transport on its address and asked first for each peer (p4t.h:
+	 * several transports per NI); NULL: none. When it cannot open, the
+	 * NI goes on without it (logged).
+	 */
+	const struct p4t_ops *local_transport;
 	const void *addr;		/* where to listen */
 	size_t addrlen;
 	uint16_t port_low, port_high;
@@ -387,7 +397,7 @@ int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen);
 bool p4e_ni_owes(struct p4e_ni *ni);
 /* Progress this NI alone (p4e_worker_progress does every NI of a worker). */
 int p4e_ni_progress(struct p4e_ni *ni, int budget);
-/* The transport's fd (part of the worker's wait fd), or -1. */
+/* The network transport's fd (part of the worker's wait fd), or -1. */
 int p4e_ni_wait_fd(struct p4e_ni *ni);
 /* The worker the NI belongs to. */
 struct p4e_worker *p4e_ni_worker(struct p4e_ni *ni);

@@ -136,7 +136,7 @@ static int p4e_npeer_send_copy(struct p4e_npeer *np, const void *hdr,
 	int ret;
 
 	if (p4u_list_empty(&np->deferred)) {
-		ret = p4t_send(ni->iface, np->conn, hdr, hdr_len, iov, iovcnt,
+		ret = p4t_send(np->xp->iface, np->conn, hdr, hdr_len, iov, iovcnt,
 			       NULL, p4e_fc_send_flags(np, false, false));
 		if (ret != -FI_EAGAIN)
 			return ret < 0 ? ret : 0;
@@ -162,7 +162,7 @@ void p4e_npeer_flush_deferred(struct p4e_npeer *np)
 	while ((d = p4u_list_first_entry(&np->deferred, struct p4e_defer,
 					 link))) {
 		if (!np->conn ||
-		    p4t_send(np->ni->iface, np->conn, d->data, d->len, NULL, 0,
+		    p4t_send(np->xp->iface, np->conn, d->data, d->len, NULL, 0,
 			     NULL, p4e_fc_send_flags(np, false, false)) == -FI_EAGAIN)
 			return;
 		p4u_list_remove(&d->link);
@@ -431,7 +431,7 @@ void p4e_fc_ack_timer(struct p4u_timer *timer, uint64_t now_ns)
 	(void)now_ns;
 	p4e_fc_acks(ni);
 	/* what the expiry sent leaves now: nobody may progress again soon */
-	p4t_flush(ni->iface);
+	p4e_ni_flush(ni);
 }
 
 void p4e_fc_progress(struct p4e_ni *ni)

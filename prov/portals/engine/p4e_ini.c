@@ -209,10 +209,8 @@ static const struct p4w_resp p4e_op_undeliverable = {
 static void p4e_op_last_events(struct p4e_op *op,
 			       const struct p4w_resp *r)
 {
-	struct p4e_ni *ni = op->ni;
-
 	if (p4e_ini_acked_type(op) && op->mem) {
-		p4t_mem_unexpose(ni->iface, op->mem);
+		p4t_mem_unexpose(op->mem_iface, op->mem);
 		op->mem = NULL;
 	}
 	if (p4e_op_send_owed(op))
@@ -232,7 +230,7 @@ static void p4e_op_release(struct p4e_op *op)
 	struct p4e_ni *ni = op->ni;
 
 	if (op->mem)
-		p4t_mem_unexpose(ni->iface, op->mem);
+		p4t_mem_unexpose(op->mem_iface, op->mem);
 	p4e_op_copy_drop(op);
 	if (op->iovbuf)
 		p4u_pool_free(&ni->iovbufs, op->iovbuf);
@@ -416,7 +414,8 @@ static int p4e_ini_to_rdzv(struct p4e_op *op)
 		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
 	}
-	ret = p4t_mem_expose(op->ni->iface, op->peer->conn, iov, cnt,
+	op->mem_iface = op->peer->xp->iface;
+	ret = p4t_mem_expose(op->mem_iface, op->peer->conn, iov, cnt,
 			     P4T_ACCESS_READ, &op->cookie, &op->mem);
 	if (ret)
 		return ret;
@@ -471,7 +470,6 @@ static void p4e_ini_req(const struct p4e_op *op, struct p4w_req *req)
 static int p4e_ini_xmit(struct p4e_op *op)
 {
 	struct p4e_npeer *np = op->peer;
-	struct p4e_ni *ni = op->ni;
 	struct p4w_req req;
 	uint8_t buf[P4E_REQ_HDR_MAX];
 	struct iovec iov[P4E_IOV_MAX];
@@ -496,7 +494,7 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	 * there.
 	 */
 	offer = op->proto == P4W_PROTO_RDZV && op->type == P4W_PUT &&
-		op->length <= ni->tattr.max_offer;
+		op->length <= np->xp->attr.max_offer;
 	if (op->to_rdzv) {
 		ret = p4e_ini_to_rdzv(op);
 		if (ret)
@@ -538,12 +536,12 @@ static int p4e_ini_xmit(struct p4e_op *op)
 	p4e_ini_req(op, &req);
 	p4w_req_pack(buf + sizeof(hdr), &req);
 	if (offer)
-		ret = p4t_send_offer(ni->iface, np->conn, buf, len, op->mem,
+		ret = p4t_send_offer(np->xp->iface, np->conn, buf, len, op->mem,
 				     op->length, p4e_ctx_make(op, P4E_CTX_OP),
 				     p4e_fc_send_flags(np, true,
 							  op->xflags & P4E_XFER_MORE));
 	else
-		ret = p4t_send(ni->iface, np->conn, buf, len, iov, cnt,
+		ret = p4t_send(np->xp->iface, np->conn, buf, len, iov, cnt,
 			       p4e_ctx_make(op, P4E_CTX_OP),
 			       p4e_fc_send_flags(np, true,
 							  op->xflags & P4E_XFER_MORE));

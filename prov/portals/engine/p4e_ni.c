@@ -89,12 +89,16 @@ int p4e_ni_getname(struct p4e_ni *ni, void *addr, size_t *addrlen)
 	if (!ni)
 		return -FI_EINVAL;
 	P4E_NI_ASSERT(ni);
-	return p4t_getname(ni->iface, addr, addrlen);
+	/* the local transport's name is the network one's, stamped with
+	 * the host token */
+	if (ni->xp[P4E_XP_LOCAL].iface)
+		return p4t_getname(ni->xp[P4E_XP_LOCAL].iface, addr, addrlen);
+	return p4t_getname(ni->xp[P4E_XP_NET].iface, addr, addrlen);
 }
 
 int p4e_ni_wait_fd(struct p4e_ni *ni)
 {
-	return ni ? p4t_wait_fd(ni->iface) : -1;
+	return ni ? p4t_wait_fd(ni->xp[P4E_XP_NET].iface) : -1;
 }
 
 struct p4e_worker *p4e_ni_worker(struct p4e_ni *ni)
@@ -152,21 +156,38 @@ struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id)
 	return np;
 }
 
-/* Open (lazily) the transport link to np. */
+/*
+ * Open (lazily) the transport link to np: through the host-local
+ * transport when it reaches the peer (it says -FI_EHOSTUNREACH at once
+ * when not), else the network one.
+ */
 int p4e_npeer_connect(struct p4e_npeer *np)
 {
+	struct p4e_xport *xp = &np->ni->xp[P4E_XP_LOCAL];
 	struct p4e_peer_addr *pa;
 	struct p4t_conn *conn;
-	int ret;
+	int ret = -FI_EHOSTUNREACH;
 
 	if (np->conn)
 		return 0;
 	pa = p4e_dom_peer(np->ni->dom, np->id);
-	ret = p4t_conn_get(np->ni->iface, pa->addr, pa->addrlen, &conn);
-	if (ret)
-		return ret;
+	if (xp->iface) {
+		ret = p4t_conn_get(xp->iface, pa->addr, pa->addrlen, &conn);
+		if (ret && ret != -FI_EHOSTUNREACH)
+			p4u_info(P4U_LOG_ENGINE, "peer %u: local transport: "
+				 "%d, using the network", np->id, ret);
+	}
+	if (ret) {
+		xp = &np->ni->xp[P4E_XP_NET];
+		ret = p4t_conn_get(xp->iface, pa->addr, pa->addrlen, &conn);
+		if (ret)
+			return ret;
+	}
 	conn->engine_ctx = np;
 	np->conn = conn;
+	np->xp = xp;
+	np->ni->sr[xp == &np->ni->xp[P4E_XP_LOCAL] ? P4E_SR_LINKS_LOCAL :
+						      P4E_SR_LINKS_NET]++;
 	return 0;
 }
 
@@ -174,6 +195,7 @@ int p4e_npeer_connect(struct p4e_npeer *np)
 static void p4e_npeer_reset(struct p4e_npeer *np)
 {
 	np->conn = NULL;
+	np->xp = NULL;
 	np->tx_seq = np->tx_acked = 0;
 	np->tx_held = false;
 	np->rx_expect = np->rx_told = 0;
@@ -251,7 +273,7 @@ int p4e_ni_get_map(struct p4e_ni *ni, uint32_t *peer_ids, size_t count,
 static int p4e_ni_up_recv(void *ctx, struct p4t_conn *conn, const void *msg,
 			  size_t len)
 {
-	struct p4e_ni *ni = ctx;
+	struct p4e_ni *ni = ((struct p4e_xport *)ctx)->ni;
 	struct p4e_npeer *np = conn->engine_ctx;
 	struct p4w_hdr hdr;
 	struct p4w_fc fc;
@@ -315,7 +337,7 @@ malformed:
 
 static void p4e_ni_up_send_done(void *ctx, void *op_ctx, int status)
 {
-	struct p4e_ni *ni = ctx;
+	struct p4e_ni *ni = ((struct p4e_xport *)ctx)->ni;
 
 	if (!ni->closing)
 		p4e_ini_send_done(ni, p4e_ctx_obj(op_ctx), status);
@@ -323,7 +345,7 @@ static void p4e_ni_up_send_done(void *ctx, void *op_ctx, int status)
 
 static void p4e_ni_up_rma_done(void *ctx, void *op_ctx, int status)
 {
-	struct p4e_ni *ni = ctx;
+	struct p4e_ni *ni = ((struct p4e_xport *)ctx)->ni;
 
 	if (ni->closing)
 		return;
@@ -336,7 +358,8 @@ static void p4e_ni_up_rma_done(void *ctx, void *op_ctx, int status)
 static int p4e_ni_up_conn_new(void *ctx, struct p4t_conn *conn,
 			      const void *addr, size_t addrlen)
 {
-	struct p4e_ni *ni = ctx;
+	struct p4e_xport *xp = ctx;
+	struct p4e_ni *ni = xp->ni;
 	struct p4e_npeer *np;
 	uint32_t id;
 	int ret;
@@ -356,13 +379,16 @@ static int p4e_ni_up_conn_new(void *ctx, struct p4t_conn *conn,
 		p4e_npeer_reset(np);
 	}
 	np->conn = conn;
+	np->xp = xp;
 	conn->engine_ctx = np;
+	ni->sr[xp == &ni->xp[P4E_XP_LOCAL] ? P4E_SR_LINKS_LOCAL :
+					     P4E_SR_LINKS_NET]++;
 	return 0;
 }
 
 static void p4e_ni_up_conn_failed(void *ctx, struct p4t_conn *conn, int status)
 {
-	struct p4e_ni *ni = ctx;
+	struct p4e_ni *ni = ((struct p4e_xport *)ctx)->ni;
 	struct p4e_npeer *np = conn->engine_ctx;
 
 	if (ni->closing || !np || np->conn != conn)
@@ -429,10 +455,18 @@ static void p4e_ni_pools_fini(struct p4e_ni *ni)
 	p4u_pool_fini(&ni->mds);
 }
 
+/*
+ * The network transport, then the local one on its name (p4t.h); a local
+ * one that does not open is left out, the NI works without it.
+ */
 static int p4e_ni_open_transport(struct p4e_ni *ni,
 				 const struct p4e_ni_attr *attr,
 				 struct p4e_worker *w)
 {
+	struct p4e_xport *net = &ni->xp[P4E_XP_NET];
+	struct p4e_xport *loc = &ni->xp[P4E_XP_LOCAL];
+	uint8_t name[P4W_ADDR_MAX];
+	size_t len = sizeof(name);
 	struct p4t_iface_config cfg = {
 		.addr = attr->addr,
 		.addrlen = attr->addrlen,
@@ -446,15 +480,51 @@ static int p4e_ni_open_transport(struct p4e_ni *ni,
 		.no_offers = attr->no_offers,
 		.timers = &w->timers,
 		.upcalls = &p4e_ni_upcalls,
-		.upcall_ctx = ni,
+		.upcall_ctx = net,
 	};
 	int ret;
 
-	ret = attr->transport->iface_open(&cfg, &ni->iface);
+	net->ni = loc->ni = ni;
+	ret = attr->transport->iface_open(&cfg, &net->iface);
 	if (ret)
 		return ret;
-	p4t_iface_query(ni->iface, &ni->tattr);
+	p4t_iface_query(net->iface, &net->attr);
+	if (!attr->local_transport || attr->local_transport == attr->transport)
+		return 0;
+	ret = p4t_getname(net->iface, name, &len);
+	if (!ret) {
+		cfg.addr = name;
+		cfg.addrlen = len;
+		cfg.upcall_ctx = loc;
+		ret = attr->local_transport->iface_open(&cfg, &loc->iface);
+	}
+	if (ret) {
+		loc->iface = NULL;
+		p4u_info(P4U_LOG_ENGINE, "%s transport not opened (%d): peers "
+			 "on this host use %s", attr->local_transport->name,
+			 ret, attr->transport->name);
+		return 0;
+	}
+	p4t_iface_query(loc->iface, &loc->attr);
 	return 0;
+}
+
+static void p4e_ni_close_transports(struct p4e_ni *ni)
+{
+	struct p4e_xport *xp;
+
+	p4e_ni_foreach_xp(ni, xp) {
+		p4t_iface_close(xp->iface);
+		xp->iface = NULL;
+	}
+}
+
+void p4e_ni_flush(struct p4e_ni *ni)
+{
+	struct p4e_xport *xp;
+
+	p4e_ni_foreach_xp(ni, xp)
+		p4t_flush(xp->iface);
 }
 
 int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
@@ -529,7 +599,7 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	return 0;
 
 err_iface:
-	p4t_iface_close(ni->iface);
+	p4e_ni_close_transports(ni);
 err_pts:
 	free(ni->pts);
 err_pools:
@@ -567,7 +637,7 @@ int p4e_ni_destroy(struct p4e_ni *ni)
 	p4e_trig_drop_ni(ni);
 	p4u_timer_cancel(&ni->worker->timers, &ni->ack_timer);
 	p4e_worker_detach(ni->worker, ni);
-	p4t_iface_close(ni->iface);
+	p4e_ni_close_transports(ni);
 	for (i = 0; i <= ni->limits.max_pt_index; i++)
 		if (ni->pts[i].allocated)
 			p4e_pt_teardown(ni, &ni->pts[i]);
@@ -599,6 +669,7 @@ int p4e_ni_destroy(struct p4e_ni *ni)
  */
 bool p4e_ni_owes(struct p4e_ni *ni)
 {
+	struct p4e_xport *xp;
 	struct p4e_npeer *np;
 	uint32_t i;
 
@@ -612,12 +683,16 @@ bool p4e_ni_owes(struct p4e_ni *ni)
 			   !p4u_list_empty(&np->deferred) || np->nheld))
 			return true;
 	}
-	return p4t_owes(ni->iface);
+	p4e_ni_foreach_xp(ni, xp)
+		if (p4t_owes(xp->iface))
+			return true;
+	return false;
 }
 
 int p4e_ni_progress(struct p4e_ni *ni, int budget)
 {
 	struct p4e_npeer *np, *tmp;
+	struct p4e_xport *xp;
 	int done;
 
 	if (!ni)
@@ -628,7 +703,8 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 	/* triggered ops that became due before this call act before the
 	 * messages it receives (an append before the put it is for) */
 	done = p4e_trig_run_ni(ni);
-	done += p4t_progress(ni->iface, budget > 0 ? budget : 64);
+	p4e_ni_foreach_xp(ni, xp)
+		done += p4t_progress(xp->iface, budget > 0 ? budget : 64);
 	/* responses first: requests wait behind them */
 	p4u_list_foreach_entry_safe(&ni->deferring, np, tmp, struct p4e_npeer,
 				    defer_link)
@@ -640,7 +716,7 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 	p4e_fc_progress(ni);
 	done += p4e_trig_run_ni(ni);
 	ni->in_progress = false;
-	p4t_flush(ni->iface);
+	p4e_ni_flush(ni);
 	return done;
 }
 

@@ -285,6 +285,7 @@ struct p4e_npeer {
 	struct p4e_ni *ni;
 	uint32_t id;
 	struct p4t_conn *conn;
+	struct p4e_xport *xp;		/* conn's transport, with conn */
 	/* as initiator, towards the peer */
 	uint32_t tx_seq;		/* next sequence number to assign */
 	uint32_t tx_acked;		/* every seq below was accepted */
@@ -404,6 +405,7 @@ struct p4e_op {
 	void *user_ptr;
 	uint64_t user_flags;
 	struct p4t_mem *mem;		/* rendezvous source / push sink */
+	struct p4t_iface *mem_iface;	/* mem's transport */
 	struct p4w_cookie cookie;
 	/* copied payload (+ compare): op->small, or a block of ni->copies
 	 * sized to bounce_len (docs/design.md §4.1) */
@@ -483,6 +485,24 @@ struct p4e_tgt_op {
 	void *start;			/* event start */
 };
 
+/*
+ * One transport of an NI (p4t.h, several per NI): the network one always,
+ * the host-local one (shm) when it opened; a peer's link is on one of
+ * them (np->xp), the local one asked first (p4e_npeer_connect).
+ */
+enum { P4E_XP_NET, P4E_XP_LOCAL, P4E_XP_MAX };
+
+struct p4e_xport {
+	struct p4e_ni *ni;		/* upcalls come with this as ctx */
+	struct p4t_iface *iface;	/* NULL: not open */
+	struct p4t_iface_attr attr;
+};
+
+/* The transports of ni that are open, net first. */
+#define p4e_ni_foreach_xp(ni, xp)					\
+	for ((xp) = (ni)->xp; (xp) < (ni)->xp + P4E_XP_MAX; (xp)++)	\
+		if ((xp)->iface)
+
 struct p4e_ni {
 	struct p4u_list dom_link;	/* dom->nis */
 	struct p4e_dom *dom;
@@ -502,8 +522,7 @@ struct p4e_ni {
 	uint64_t ack_delay_ns;
 	bool (*id_filter)(void *ctx, uint64_t filter, uint32_t peer);
 	void *id_filter_ctx;
-	struct p4t_iface *iface;
-	struct p4t_iface_attr tattr;
+	struct p4e_xport xp[P4E_XP_MAX];
 	bool closing;
 	struct p4e_pt *pts;		/* [limits.max_pt_index + 1] */
 	struct p4u_pool mds;		/* struct p4e_md */
@@ -550,6 +569,8 @@ bool p4e_worker_held(const struct p4e_worker *w);
 /* p4e_ni.c */
 struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id);
 int p4e_npeer_connect(struct p4e_npeer *np);
+/* Write what every transport of ni holds back (P4T_SEND_BATCH). */
+void p4e_ni_flush(struct p4e_ni *ni);
 /* Name of the initiator as events report it (rank on a logical NI). */
 uint32_t p4e_ni_event_id(struct p4e_ni *ni, uint32_t peer_id);
 /* Peer id of a target named by the caller (rank on a logical NI). */

@@ -348,7 +348,7 @@ static int p4e_tgt_get(struct p4e_tgt_msg *m, struct p4e_me *me,
 			     P4E_IOV_MAX);
 	if (m->parts.has_dst && mlength) {
 		p4e_tgt_step(top, P4E_TGTE_PUSH, P4E_NI_OK);
-		ret = p4t_push(m->ni->iface, m->np->conn, iov, cnt, mlength,
+		ret = p4t_push(m->np->xp->iface, m->np->conn, iov, cnt, mlength,
 			       &m->parts.dst, 0,
 			       p4e_ctx_make(top, P4E_CTX_TOP));
 		if (ret)

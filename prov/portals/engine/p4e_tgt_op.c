@@ -172,7 +172,7 @@ int p4e_tgt_start_pull(struct p4e_ni *ni, struct p4e_tgt_op *top,
 	/* pulling before the call: its completion finds the state it needs */
 	p4e_tgt_step(top, P4E_TGTE_PULL, P4E_NI_OK);
 	p4e_fc_pull_started(top->peer);	/* acks wait for the stream */
-	ret = p4t_pull(ni->iface, top->peer->conn, src, 0, iov, cnt,
+	ret = p4t_pull(top->peer->xp->iface, top->peer->conn, src, 0, iov, cnt,
 		       top->mlength, p4e_ctx_make(top, P4E_CTX_TOP));
 	if (ret) {
 		p4e_fc_pull_ended(top->peer);

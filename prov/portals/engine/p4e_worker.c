@@ -170,7 +170,7 @@ int p4e_worker_run_triggered(struct p4e_worker *w)
 		ni->in_progress = true;
 		done += p4e_trig_run_ni(ni);
 		ni->in_progress = false;
-		p4t_flush(ni->iface);
+		p4e_ni_flush(ni);
 	}
 	return done;
 }
@@ -182,6 +182,7 @@ int p4e_worker_wait_fd(struct p4e_worker *w)
 
 void p4e_worker_prepare_sleep(struct p4e_worker *w)
 {
+	struct p4e_xport *xp;
 	struct p4e_ni *ni;
 	bool due = false;
 
@@ -189,6 +190,11 @@ void p4e_worker_prepare_sleep(struct p4e_worker *w)
 	p4u_list_foreach_entry(&w->nis, ni, struct p4e_ni, worker_link) {
 		/* no progress call will send what is held back: it goes now */
 		p4e_fc_ack_all(ni);
+		/* peers writing to shared memory signal our fd from now on;
+		 * what came before that is work already */
+		p4e_ni_foreach_xp(ni, xp)
+			if (p4t_wait_arm(xp->iface) > 0)
+				due = true;
 		/* triggered ops collected by this worker's own thread after
 		 * its NI's turn: the sleeper must not sleep on them */
 		p4u_lock_acquire(&ni->dom->lock);
@@ -206,14 +212,23 @@ void p4e_worker_prepare_sleep(struct p4e_worker *w)
 int p4e_worker_attach(struct p4e_worker *w, struct p4e_ni *ni)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ni };
-	int fd = p4t_wait_fd(ni->iface);
+	struct p4e_xport *xp, *undo;
+	int fd, err;
 
 	p4e_worker_assert_held(w);
-	if (fd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+	p4e_ni_foreach_xp(ni, xp) {
+		fd = p4t_wait_fd(xp->iface);
+		if (fd < 0 || !epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev))
+			continue;
+		err = errno;
 		p4u_warn(P4U_LOG_ENGINE, "worker: epoll_ctl add: %s",
-			 strerror(errno));
-		return errno == ENOMEM || errno == ENOSPC ? -FI_ENOMEM :
-							    -FI_EINVAL;
+			 strerror(err));
+		for (undo = ni->xp; undo < xp; undo++)
+			if (undo->iface && p4t_wait_fd(undo->iface) >= 0)
+				(void)epoll_ctl(w->epfd, EPOLL_CTL_DEL,
+						p4t_wait_fd(undo->iface), NULL);
+		return err == ENOMEM || err == ENOSPC ? -FI_ENOMEM :
+							-FI_EINVAL;
 	}
 	ni->worker = w;
 	p4u_list_insert_tail(&w->nis, &ni->worker_link);
@@ -223,11 +238,15 @@ int p4e_worker_attach(struct p4e_worker *w, struct p4e_ni *ni)
 
 void p4e_worker_detach(struct p4e_worker *w, struct p4e_ni *ni)
 {
-	int fd = p4t_wait_fd(ni->iface);
+	struct p4e_xport *xp;
+	int fd;
 
 	p4e_worker_assert_held(w);
-	if (fd >= 0)
-		(void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+	p4e_ni_foreach_xp(ni, xp) {
+		fd = p4t_wait_fd(xp->iface);
+		if (fd >= 0)
+			(void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+	}
 	p4u_list_remove(&ni->worker_link);
 }
 

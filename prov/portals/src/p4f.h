@@ -110,6 +110,7 @@ struct p4f_params {
 	size_t connect_retry_ms;	/* refused connects retried this long */
 	size_t linger_ms;	/* fi_close waits this long for deliveries */
 	int progress_thread;
+	int shm;
 	char *transport;	/* auto (default), tcp, verbs, loop */
 	size_t ack_delay_us;
 };

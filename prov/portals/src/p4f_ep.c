@@ -66,9 +66,6 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.copy_size = P4U_MAX(2 * ep->inject_size,
 				     P4U_MIN(p4f_params.eager_size,
 					     P4F_COPY_SIZE_MAX)),
-		/* manual progress: the first send to a peer after a progress
-		 * call goes at once, those posted after it leave in one
-		 * writev at the next call (every wait progresses) */
 		.worker = ep->worker->ew,
 		.trig_dropped = p4f_trigger_dropped,
 		.trig_dropped_ctx = ep,

@@ -139,6 +139,11 @@ static const struct p4f_param p4f_param_table[] = {
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",
 	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
+	{ "shm", P4F_PARAM_BOOL,
+	  "Shared memory for peers on this host (the same kernel, network, "
+	  "PID and user namespaces, the same user); the others use the "
+	  "transport. 0: every peer uses the transport",
+	  { .bval = 1 }, &p4f_params.shm, 0, 0 },
 	{ "transport", P4F_PARAM_STR,
 	  "Transport: auto (RDMA verbs ports when there are any, then tcp), "
 	  "tcp, verbs, or loop (in-process only, for the provider's own "

@@ -198,7 +198,7 @@ static inline void fail_link(struct eng_node *from, struct eng_node *to)
 	size_t len;
 
 	addr_of(to, addr, &len);
-	cr_assert_eq(p4t_loop_fail_link(from->ni->iface, addr, len,
+	cr_assert_eq(p4t_loop_fail_link(from->ni->xp[P4E_XP_NET].iface, addr, len,
 					-FI_ECONNRESET), 0);
 }
 

@@ -204,7 +204,8 @@ static inline void expect_clean_registers(void)
 	int64_t v;
 	int i;
 
-	for (i = 0; i < P4E_SR_LAST; i++) {
+	/* the link counts at the end count links, not trouble */
+	for (i = 0; i < P4E_SR_LINKS_LOCAL; i++) {
 		cr_assert_eq(p4e_ni_status(e.ni[1], i, &v), 0);
 		cr_expect_eq(v, 0, "status register %d", i);
 	}

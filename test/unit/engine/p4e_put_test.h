@@ -47,7 +47,7 @@ static inline void need_loop(void)
 
 static inline struct p4t_iface *iface_of(int side)
 {
-	return e.ni[side]->iface;
+	return e.ni[side]->xp[P4E_XP_NET].iface;
 }
 
 static inline struct p4t_loop_stats loop_stats(int side)

@@ -157,7 +157,7 @@ static uint64_t msgs_sent(int side)
 
 	if (!eng_is_loop())
 		return 0;
-	p4t_loop_stats_get(e.ni[side]->iface, &st);
+	p4t_loop_stats_get(e.ni[side]->xp[P4E_XP_NET].iface, &st);
 	return st.msgs_sent;
 }
 

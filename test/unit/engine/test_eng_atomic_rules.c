@@ -264,7 +264,7 @@ Test(eng_atomic, target_old_values_fit)
 	/* side 1 sends small (copied) puts side 0 will not read for now */
 	pmd = eng_md(&e, 1, small, 8, 0, P4E_HANDLE_NONE);
 	px = eng_xfer(&e, 1, pmd, 8, 0);
-	p4t_loop_hold(e.ni[0]->iface, true);
+	p4t_loop_hold(e.ni[0]->xp[P4E_XP_NET].iface, true);
 	for (k = 0; k < 2; k++)
 		cr_assert_eq(p4e_put(e.ni[1], &px), 0);
 	x = eng_xfer(&e, 0, eng_md(&e, 0, opnd, n * 8, 0, P4E_HANDLE_NONE),
@@ -278,7 +278,7 @@ Test(eng_atomic, target_old_values_fit)
 	/* the fetch is done at the target; it copies more of its own */
 	for (k = 0; k < 3; k++)
 		cr_assert_eq(p4e_put(e.ni[1], &px), 0);
-	p4t_loop_hold(e.ni[0]->iface, false);
+	p4t_loop_hold(e.ni[0]->xp[P4E_XP_NET].iface, false);
 	eng_progress(&e);
 	for (i = 0; i < n; i++) {
 		cr_expect_eq(res[i], 77);

@@ -220,7 +220,7 @@ static uint64_t fail_setup(void)
 	       P4E_PRIORITY_LIST, 0, NULL);
 	append(&nb, obuf, 64, P4E_ME_OP_PUT, 0x77, 0, P4E_PRIORITY_LIST, 0,
 	       NULL);
-	p4t_loop_hold(nb.ni->iface, true);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, true);
 	return post_four();
 }
 
@@ -256,7 +256,7 @@ Test(eng_fc, link_failure_fails_pending_ops)
 	x.user_ptr = (void *)7;
 	cr_assert_eq(p4e_put(nc.ni, &x), 0);
 	fail_link(&na, &nb);
-	p4t_loop_hold(nb.ni->iface, false);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	expect_four_failed(md);
 	eng_txlog_drain(nc.eq, &tx);

@@ -64,7 +64,7 @@ Test(eng_fc, seq_ack_completes_accept_ops)
 		cr_expect_eq(tx.ack[i][P4E_NI_OK], 1, "op %d not completed", i);
 	}
 	/* no per-operation ack travelled, and the slots are free again */
-	p4t_loop_stats_get(nb.ni->iface, &st);
+	p4t_loop_stats_get(nb.ni->xp[P4E_XP_NET].iface, &st);
 	cr_expect_lt(st.msgs_sent, 4, "%lu messages for 4 accept acks",
 		     (unsigned long)st.msgs_sent);
 	flood_mixed(&na, md, 4, 4, mixed_len, P4E_ACK_ACCEPT);
@@ -90,7 +90,7 @@ static uint64_t msgs_sent_by(struct eng_node *n)
 {
 	struct p4t_loop_stats st;
 
-	p4t_loop_stats_get(n->ni->iface, &st);
+	p4t_loop_stats_get(n->ni->xp[P4E_XP_NET].iface, &st);
 	return st.msgs_sent;
 }
 
@@ -225,13 +225,13 @@ Test(eng_fc, seq_ack_retried_on_full_link)
 	post_receives(0, 3, SSLOT);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
 	/* a reads nothing: op 0's ACK (48 bytes) fills its queue */
-	p4t_loop_hold(na.ni->iface, true);
-	p4t_loop_set_queue_limit(na.ni->iface, 48);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, true);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 48);
 	flood_mixed(&na, md, 0, 1, small_len, P4E_ACK_REQ);
 	flood_mixed(&na, md, 1, 2, small_len, P4E_ACK_ACCEPT);
 	progress();
-	p4t_loop_set_queue_limit(na.ni->iface, 0);
-	p4t_loop_hold(na.ni->iface, false);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 0);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);
@@ -252,7 +252,7 @@ static void inject_seq_ack(struct eng_node *to, struct eng_node *from,
 
 	addr_of(from, addr, &len);
 	p4w_hdr_pack(buf, &h);
-	cr_assert_eq(p4t_loop_inject(to->ni->iface, addr, len, buf,
+	cr_assert_eq(p4t_loop_inject(to->ni->xp[P4E_XP_NET].iface, addr, len, buf,
 				     sizeof(buf)), 0);
 }
 
@@ -283,16 +283,16 @@ static void forged_ack_ignored(uint32_t forged, size_t queue_limit)
 	open_node(&nb, 0, 0, 0, 1024);
 	post_receives(0, 2, SSLOT);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
-	p4t_loop_hold(nb.ni->iface, true);
-	p4t_loop_set_queue_limit(nb.ni->iface, queue_limit);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, true);
+	p4t_loop_set_queue_limit(nb.ni->xp[P4E_XP_NET].iface, queue_limit);
 	flood_mixed(&na, md, 0, 2, mixed_len, P4E_ACK_ACCEPT);
 	inject_seq_ack(&na, &nb, forged);
 	cr_assert_eq(p4e_ni_progress(na.ni, 64), 1);
 	eng_txlog_drain(na.eq, &tx);
 	cr_expect_eq(tx.ack[0][P4E_NI_OK] + tx.ack[1][P4E_NI_OK], 0,
 		     "a forged ack completed an op");
-	p4t_loop_set_queue_limit(nb.ni->iface, 0);
-	p4t_loop_hold(nb.ni->iface, false);
+	p4t_loop_set_queue_limit(nb.ni->xp[P4E_XP_NET].iface, 0);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	accept_acked_once(2);
 }
@@ -317,12 +317,12 @@ Test(eng_fc, response_not_lost_on_full_link)
 	post_receives(0, 3, SSLOT);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
 	/* a reads nothing and takes one ACK (48 bytes) at a time */
-	p4t_loop_hold(na.ni->iface, true);
-	p4t_loop_set_queue_limit(na.ni->iface, 48);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, true);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 48);
 	flood_mixed(&na, md, 0, 3, small_len, P4E_ACK_REQ);
 	progress();
-	p4t_loop_set_queue_limit(na.ni->iface, 0);
-	p4t_loop_hold(na.ni->iface, false);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 0);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);

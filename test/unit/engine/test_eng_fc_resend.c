@@ -207,7 +207,7 @@ Test(eng_fc, resend_race_messages_after_nack)
 	loop_only();
 	md = resend_setup(2);
 	/* a does not see the NACK yet */
-	p4t_loop_hold(na.ni->iface, true);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, true);
 	flood_mixed(&na, md, 0, 5, small_len, P4E_ACK_REQ);
 	progress();		/* b: 0, 1 buffered, NACK 2, drops 3, 4 */
 	flood_mixed(&na, md, 5, 2, small_len, P4E_ACK_REQ);
@@ -223,7 +223,7 @@ Test(eng_fc, resend_race_messages_after_nack)
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
 	cr_expect_eq(rx.delivered, 2, "a stale message was processed");
-	p4t_loop_hold(na.ni->iface, false);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);
@@ -319,8 +319,8 @@ static void resend_with_full_link(bool lose_nack)
 	loop_only();
 	md = resend_setup(2);
 	/* a reads nothing; its queue takes one small message */
-	p4t_loop_hold(na.ni->iface, true);
-	p4t_loop_set_queue_limit(na.ni->iface, 24);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, true);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 24);
 	/* with lose_nack, op 0's ACK fills the queue before the NACK */
 	flood_mixed(&na, md, 0, 1, small_len,
 		    lose_nack ? P4E_ACK_REQ : P4E_ACK_ACCEPT);
@@ -328,8 +328,8 @@ static void resend_with_full_link(bool lose_nack)
 	progress();
 	post_receives(0, N, SSLOT);
 	progress();		/* RESUME due, no room for it */
-	p4t_loop_set_queue_limit(na.ni->iface, 0);
-	p4t_loop_hold(na.ni->iface, false);
+	p4t_loop_set_queue_limit(na.ni->xp[P4E_XP_NET].iface, 0);
+	p4t_loop_hold(na.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);

@@ -199,7 +199,7 @@ Test(eng_flood, copies_sized_to_payload_and_given_back)
 	c = &na.ni->copies;
 	open_node(&nb, 0, 0, 0, 1024);
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
-	p4t_loop_hold(nb.ni->iface, true);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, true);
 	flood_mixed(&na, md, 0, N, len_1000, P4E_NO_ACK_REQ);
 	cr_expect_eq(c->bytes, N * 1024, "%" PRIu64 " bytes for %d copies",
 		     c->bytes, N);
@@ -208,7 +208,7 @@ Test(eng_flood, copies_sized_to_payload_and_given_back)
 	cr_expect_eq(c->bytes, N * 1024, "8-byte copies took blocks");
 	eng_txlog_drain(na.eq, &tx);
 	expect_sends(0, 2 * N, 1);
-	p4t_loop_hold(nb.ni->iface, false);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, false);
 	post_receives(0, 2 * N, SSLOT);
 	progress();
 	eng_rxlog_drain(nb.eq, &rx);
@@ -252,7 +252,7 @@ Test(eng_flood, response_to_returned_op_chunk_dropped)
 	/* no events: 1200 would overrun the EQ */
 	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE,
 		     P4E_MD_EVENT_SEND_DISABLE);
-	p4t_loop_hold(nb.ni->iface, true);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, true);
 	x = xfer_to(&nb, md, 8, 0x5, P4E_NO_ACK_REQ);
 	x.user_ptr = (void *)(intptr_t)ENG_LOG_OTHER;
 	for (i = 0; i < N; i++)
@@ -261,7 +261,7 @@ Test(eng_flood, response_to_returned_op_chunk_dropped)
 	p4u_list_foreach_entry(&np->tx_sent, op, struct p4e_op, link)
 		stale = p4u_pool_handle(&na.ni->ops, op);
 	cr_assert_geq(p4u_handle_index(stale), 1024, "not in a late chunk");
-	p4t_loop_hold(nb.ni->iface, false);
+	p4t_loop_hold(nb.ni->xp[P4E_XP_NET].iface, false);
 	progress();
 	cr_expect_eq(p4u_pool_in_use(&na.ni->ops), 0, "ops still live");
 	cr_expect_gt(na.ni->ops.returned, 0, "no chunk went back");
@@ -271,7 +271,7 @@ Test(eng_flood, response_to_returned_op_chunk_dropped)
 	p4w_hdr_pack(msg, &hdr);
 	p4w_resp_pack(msg + sizeof(hdr), &resp);
 	addr_of(&nb, addr, &alen);
-	cr_assert_eq(p4t_loop_inject(na.ni->iface, addr, alen, msg,
+	cr_assert_eq(p4t_loop_inject(na.ni->xp[P4E_XP_NET].iface, addr, alen, msg,
 				     sizeof(msg)), 0);
 	drops = status_of(&na, P4E_SR_DROP_COUNT);
 	progress();

@@ -101,7 +101,7 @@ Test(eng_list, event_success_disable_reports_failures)
 	/* the header arrives and the pull is posted, not run */
 	cr_assert_eq(p4e_ni_progress(e.ni[1], 1), 1);
 	cr_assert_eq(p4e_ni_getname(e.ni[0], addr, &len), 0);
-	cr_assert_eq(p4t_loop_fail_link(e.ni[1]->iface, addr, len,
+	cr_assert_eq(p4t_loop_fail_link(e.ni[1]->xp[P4E_XP_NET].iface, addr, len,
 					-FI_ECONNRESET), 0);
 	eng_progress(&e);
 	ev = ev_is(1, P4E_EVENT_PUT);

@@ -358,7 +358,7 @@ static void leave_everything(void)
 	put(8192, 0x40, 5);
 	cr_assert_eq(p4e_ni_progress(e.ni[1], 1), 1);
 	/* ... and messages queued behind a held NI */
-	p4t_loop_hold(e.ni[1]->iface, true);
+	p4t_loop_hold(e.ni[1]->xp[P4E_XP_NET].iface, true);
 	put(8, 0x30, 6);
 	put(10000, 0x40, 7);
 	while (p4e_eq_ring_get(e.eq[1], &ev) == 0)
@@ -396,7 +396,7 @@ Test(eng_ni, destroy_initiator_with_everything_pending)
 
 	eng_need_loop("its steps assume the loop's delivery order");
 	leave_everything();
-	p4t_loop_hold(e.ni[1]->iface, false);
+	p4t_loop_hold(e.ni[1]->xp[P4E_XP_NET].iface, false);
 	cr_assert_eq(p4e_ni_destroy(e.ni[0]), 0);
 	e.ni[0] = NULL;
 	eng_progress(&e);
