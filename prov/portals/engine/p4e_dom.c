@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "p4e_priv.h"
+#include "p4u_addr.h"
 
 #define P4E_DEFAULT_MAX_CTS	4096
 #define P4E_DEFAULT_MAX_TRIGS	65536
@@ -187,25 +188,41 @@ static int p4e_peer_add(struct p4e_dom *dom, const void *addr, size_t addrlen,
 	return 0;
 }
 
+/*
+ * Peers are named by their address without the host token (p4u_addr.h):
+ * a name with one and without one are the same peer; the token is kept
+ * as a hint for the host-local transport.
+ */
 int p4e_peer_lookup(struct p4e_dom *dom, const void *addr, size_t addrlen,
 		    uint32_t *peer_p)
 {
+	uint8_t key[P4W_ADDR_MAX];
 	struct p4e_peer_addr *pa;
-	uint64_t h;
+	uint64_t h, token;
 	int ret;
 
 	if (!dom || !addr || !addrlen || addrlen > P4W_ADDR_MAX || !peer_p)
 		return -FI_EINVAL;
-	h = p4e_peer_hash_addr(addr, addrlen);
+	memcpy(key, addr, addrlen);
+	token = p4u_addr_token(key, addrlen);
+	p4u_addr_clear(key, addrlen);
+	h = p4e_peer_hash_addr(key, addrlen);
 	p4u_lock_acquire(&dom->lock);
 	p4u_hash_foreach(&dom->peer_hash, h, pa, struct p4e_peer_addr, hnode) {
-		if (pa->addrlen == addrlen && !memcmp(pa->addr, addr, addrlen)) {
+		if (pa->addrlen == addrlen && !memcmp(pa->addr, key, addrlen)) {
+			if (token && !__atomic_load_n(&pa->token,
+						      __ATOMIC_RELAXED))
+				__atomic_store_n(&pa->token, token,
+						 __ATOMIC_RELAXED);
 			*peer_p = pa->id;
 			p4u_lock_release(&dom->lock);
 			return 0;
 		}
 	}
-	ret = p4e_peer_add(dom, addr, addrlen, h, peer_p);
+	ret = p4e_peer_add(dom, key, addrlen, h, peer_p);
+	if (!ret)
+		__atomic_store_n(&p4e_dom_peer(dom, *peer_p)->token, token,
+				 __ATOMIC_RELAXED);
 	p4u_lock_release(&dom->lock);
 	return ret;
 }

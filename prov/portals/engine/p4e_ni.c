@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "p4e_priv.h"
+#include "p4u_addr.h"
 
 #define P4E_DEFAULT_ENTRIES	(1u << 20)
 #define P4E_DEFAULT_UH		(1u << 16)
@@ -164,6 +165,7 @@ struct p4e_npeer *p4e_npeer_get(struct p4e_ni *ni, uint32_t peer_id)
 int p4e_npeer_connect(struct p4e_npeer *np)
 {
 	struct p4e_xport *xp = &np->ni->xp[P4E_XP_LOCAL];
+	uint8_t stamped[P4W_ADDR_MAX];
 	struct p4e_peer_addr *pa;
 	struct p4t_conn *conn;
 	int ret = -FI_EHOSTUNREACH;
@@ -172,7 +174,10 @@ int p4e_npeer_connect(struct p4e_npeer *np)
 		return 0;
 	pa = p4e_dom_peer(np->ni->dom, np->id);
 	if (xp->iface) {
-		ret = p4t_conn_get(xp->iface, pa->addr, pa->addrlen, &conn);
+		memcpy(stamped, pa->addr, pa->addrlen);
+		p4u_addr_stamp(stamped, pa->addrlen,
+			       __atomic_load_n(&pa->token, __ATOMIC_RELAXED));
+		ret = p4t_conn_get(xp->iface, stamped, pa->addrlen, &conn);
 		if (ret && ret != -FI_EHOSTUNREACH)
 			p4u_info(P4U_LOG_ENGINE, "peer %u: local transport: "
 				 "%d, using the network", np->id, ret);

@@ -70,7 +70,8 @@ struct p4e_peer_addr {
 	struct p4u_hash_node hnode;
 	uint32_t id;
 	uint32_t addrlen;
-	uint8_t addr[P4W_ADDR_MAX];
+	uint8_t addr[P4W_ADDR_MAX];	/* without a host token (p4u_addr.h) */
+	uint64_t token;			/* the first token seen; atomic */
 };
 
 /* Peers by id: a fixed table of chunks, so readers need no lock. */

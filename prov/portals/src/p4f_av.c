@@ -120,9 +120,9 @@ bool p4f_av_family_ok(const struct p4f_av *av, sa_family_t family)
 /*
  * Whether sa can name a peer endpoint, normalised in place: an endpoint
  * always listens on a real unicast address and a non-zero port, so a
- * wildcard, multicast or broadcast address, or port 0, is invalid. Fields
- * that do not identify the peer (sin_zero, flowinfo) are cleared so equal
- * peers hash equal.
+ * wildcard, multicast or broadcast address, or port 0, is invalid. The
+ * fields that do not identify the peer (sin_zero, flowinfo) are kept: they
+ * carry the peer's host token (p4u_addr.h); hash and equality ignore them.
  */
 static int p4f_av_addr_check(const struct p4f_av *av, union p4f_sockaddr *sa)
 {
@@ -131,13 +131,11 @@ static int p4f_av_addr_check(const struct p4f_av *av, union p4f_sockaddr *sa)
 	if (sa->sa.sa_family == AF_INET) {
 		in_addr_t a = ntohl(sa->sin.sin_addr.s_addr);
 
-		memset(sa->sin.sin_zero, 0, sizeof(sa->sin.sin_zero));
 		if (!sa->sin.sin_port || a == INADDR_ANY ||
 		    a == INADDR_BROADCAST || IN_MULTICAST(a))
 			return -FI_EINVAL;
 		return 0;
 	}
-	sa->sin6.sin6_flowinfo = 0;
 	if (!sa->sin6.sin6_port ||
 	    IN6_IS_ADDR_UNSPECIFIED(&sa->sin6.sin6_addr) ||
 	    IN6_IS_ADDR_MULTICAST(&sa->sin6.sin6_addr))

@@ -4,8 +4,13 @@
  * honoured and reported; status registers; names and peer ids;
  * destroying NIs with work pending (leaks show under --enable-sanitize).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
 #include "p4e_ni_test.h"
 #include "p4e_priv.h"
+#include "p4u_addr.h"
 
 TestSuite(eng_ni, .init = ni_setup, .fini = ni_teardown,
 	  .timeout = 30);
@@ -237,6 +242,34 @@ Test(eng_ni, domain_limits)
 	cr_expect_eq(p4e_dom_destroy(dom), 0);
 }
 
+/*
+ * A peer's name with a host token (p4u_addr.h) and without one are the
+ * same peer; the address kept is without it, the token kept as a hint.
+ */
+Test(eng_ni, host_token_does_not_split_a_peer)
+{
+	struct p4e_dom_attr attr = { 0 };
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(5000) };
+	struct sockaddr_in b;
+	struct p4e_dom *dom;
+	uint32_t plain, stamped;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	b = a;
+	p4u_addr_stamp(&b, sizeof(b), 0x0102030405060708ull);
+	cr_assert_eq(p4e_dom_create(&attr, &dom), 0);
+	cr_assert_eq(p4e_peer_lookup(dom, &a, sizeof(a), &plain), 0);
+	cr_expect_eq(p4e_dom_peer(dom, plain)->token, 0);
+	cr_assert_eq(p4e_peer_lookup(dom, &b, sizeof(b), &stamped), 0);
+	cr_expect_eq(stamped, plain);
+	cr_expect_eq(p4e_dom_peer(dom, plain)->token, 0x0102030405060708ull,
+		     "the token seen later is kept");
+	cr_expect_eq(memcmp(p4e_dom_peer(dom, plain)->addr, &a, sizeof(a)), 0,
+		     "kept without the token");
+	cr_expect_eq(p4e_dom_destroy(dom), 0);
+}
+
 Test(eng_ni, getname)
 {
 	char a0[64], a1[64], small[2];
@@ -272,8 +305,10 @@ Test(eng_ni, peer_ids_stable_per_address)
 	cr_expect_eq(lt, la);
 	cr_expect_eq(p4e_peer_addr(e.dom, 999999, back, &lb), -FI_EINVAL);
 	cr_expect_eq(p4e_peer_lookup(e.dom, a, 0, &id), -FI_EINVAL);
-	/* a different address is a different peer, for good */
-	a[la - 1] ^= 0x5a;
+	/* a different address (another port) is a different peer, for
+	 * good; the last bytes of a sockaddr_in (sin_zero) would not do:
+	 * they carry a host token, which identity ignores */
+	a[3] ^= 0x5a;
 	cr_assert_eq(p4e_peer_lookup(e.dom, a, la, &id), 0);
 	cr_expect(id != e.id[0] && id != e.id[1]);
 	cr_assert_eq(p4e_peer_lookup(e.dom, a, la, &again), 0);
