@@ -228,7 +228,9 @@ void fb_wait_op(struct fb_ctx *ctx, struct fb_op *op);
 /*
  * Posts retry on -FI_EAGAIN, progressing in between. They fail the
  * program on other errors; they return -FI_EAGAIN only when the provider
- * keeps refusing for FB_EAGAIN_STUCK_SEC (a resource limit).
+ * keeps refusing for FB_EAGAIN_STUCK_SEC (a resource limit). fb_trecv
+ * also returns -FI_ENOMEM at once when the provider runs out of receive
+ * entries that way (shm).
  */
 int fb_tsend(struct fb_ctx *ctx, const void *buf, size_t len, void *desc,
 	     uint64_t tag, struct fb_op *op);

@@ -49,6 +49,30 @@ int fb_getinfo(struct fb_ctx *ctx, struct fi_info *hints)
 
 	ret = fi_getinfo(FI_VERSION(1, 17), ctx->opts.src_addr, NULL,
 			 FI_SOURCE, hints, &info);
+	if ((ret == -FI_ENODATA || (!ret && !info)) &&
+	    hints->addr_format == FI_SOCKADDR_IN) {
+		/*
+		 * A provider without IP addresses (shm: FI_ADDR_STR names)
+		 * matches neither the format nor -s: ask again for its own
+		 * format and its default source. Names are exchanged as
+		 * opaque bytes over OOB, so any format does.
+		 */
+		if (info)
+			fi_freeinfo(info);
+		info = NULL;
+		hints->addr_format = FI_FORMAT_UNSPEC;
+		ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				 &info);
+		hints->addr_format = FI_SOCKADDR_IN;
+		/* an IP provider's answer here would ignore -s: not that */
+		if (!ret && info && (info->addr_format == FI_SOCKADDR ||
+				     info->addr_format == FI_SOCKADDR_IN ||
+				     info->addr_format == FI_SOCKADDR_IN6)) {
+			fi_freeinfo(info);
+			info = NULL;
+			ret = -FI_ENODATA;
+		}
+	}
 	if (ret == -FI_ENODATA || (!ret && !info))
 		return -FI_ENODATA;
 	if (ret)
@@ -418,6 +442,10 @@ int fb_trecv(struct fb_ctx *ctx, void *buf, size_t len, void *desc,
 		ret = fi_trecv(ctx->ep, buf, len, desc, src, tag, ignore, op);
 		if (!ret)
 			return 0;
+		/* shm has a fixed pool of receive entries and says so with
+		 * -FI_ENOMEM, not -FI_EAGAIN: a limit as well, reported */
+		if (ret == -FI_ENOMEM)
+			return -FI_ENOMEM;
 		if (ret != -FI_EAGAIN)
 			fb_fail(ctx, "fi_trecv(%zu): %s", len, fi_strerror((int)-ret));
 		if (fb_stuck(&since))

@@ -4,11 +4,17 @@
  * provider at a time. Built with plain mpicc by run.sh (not part of the
  * autotools build: Open MPI is optional).
  *
+ * run.sh also runs it through Open MPI's own shared-memory path (`--mca
+ * pml ob1 --mca btl self,vader`), the intra-host reference.
+ *
  * Two ranks. Rank 0 prints, like the fb_* programs:
  *   RESULT mpi_lat <size> <usec>       one way, half the round trip
+ *   RESULT mpi_bw <size> <MB/s>        MPI_Isend windows of 64, acked
+ *                                      (8 KiB, 64 KiB, 1 MiB)
  *   RESULT mpi_rate 64 <Mmsg/s>        8 B MPI_Isend windows of 64, acked
  * The first exchange of every size checks the data and every receive
  * checks its count, so a broken path fails instead of running fast.
+ * -Q (smoke run): a tenth of the iterations.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -18,8 +24,18 @@
 
 #define MB_MAX		(1 << 20)
 #define MB_WINDOW	64
+#define MB_BW_MAX	(1 << 20)	/* a window of these: 64 MiB */
 
 static int mb_rank;
+static int mb_quick;
+
+/* iterations: the full count, a tenth with -Q */
+static int mb_iters(int full)
+{
+	if (!mb_quick)
+		return full;
+	return full / 10 > 0 ? full / 10 : 1;
+}
 
 static void mb_fail(const char *what)
 {
@@ -58,8 +74,8 @@ static void mb_recv(void *buf, int len, int peer, int tag)
 
 static void mb_lat(unsigned char *tx, unsigned char *rx, int size)
 {
-	int peer = 1 - mb_rank, iters = size <= 4096 ? 2000 : 200;
-	int warm = iters / 10, i;
+	int peer = 1 - mb_rank, iters = mb_iters(size <= 4096 ? 2000 : 200);
+	int warm = iters / 10 > 0 ? iters / 10 : 1, i;
 	double start = 0.0;
 
 	mb_fill(tx, size, size + mb_rank);
@@ -82,10 +98,45 @@ static void mb_lat(unsigned char *tx, unsigned char *rx, int size)
 		       (MPI_Wtime() - start) * 1e6 / iters / 2.0);
 }
 
+/* windows of MB_WINDOW sends of size bytes, each to its own buffer */
+static void mb_bw(unsigned char *tx, unsigned char *rx, int size)
+{
+	MPI_Request req[MB_WINDOW];
+	int windows = mb_iters(size <= 65536 ? 200 : 40), warm = 2, w, k;
+	double start = 0.0;
+	char ack = 0;
+
+	if (mb_rank == 0)
+		mb_fill(tx, size * MB_WINDOW, size);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (w = 0; w < warm + windows; w++) {
+		if (w == warm)
+			start = MPI_Wtime();
+		for (k = 0; k < MB_WINDOW; k++) {
+			if (mb_rank == 0)
+				MPI_Isend(tx + (size_t)size * k, size, MPI_BYTE,
+					  1, 4, MPI_COMM_WORLD, &req[k]);
+			else
+				MPI_Irecv(rx + (size_t)size * k, size, MPI_BYTE,
+					  0, 4, MPI_COMM_WORLD, &req[k]);
+		}
+		MPI_Waitall(MB_WINDOW, req, MPI_STATUSES_IGNORE);
+		if (mb_rank == 1 && w == 0)
+			mb_check(rx, size * MB_WINDOW, size);
+		if (mb_rank == 0)
+			mb_recv(&ack, 1, 1, 3);
+		else
+			MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+	}
+	if (mb_rank == 0)
+		printf("RESULT mpi_bw %d %.6g\n", size, (double)windows *
+		       MB_WINDOW * size / (MPI_Wtime() - start) / 1e6);
+}
+
 static void mb_rate(unsigned char *tx, unsigned char *rx)
 {
 	MPI_Request req[MB_WINDOW];
-	int windows = 2000, warm = 10, w, k;
+	int windows = mb_iters(2000), warm = 10, w, k;
 	double start = 0.0;
 	char ack = 0;
 
@@ -114,20 +165,24 @@ static void mb_rate(unsigned char *tx, unsigned char *rx)
 
 int main(int argc, char **argv)
 {
+	static const int bw_sizes[] = { 8192, 65536, MB_BW_MAX };
 	unsigned char *tx, *rx;
-	int nranks, size;
+	int nranks, size, i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &mb_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	if (nranks != 2)
 		mb_fail("needs exactly 2 ranks");
-	tx = malloc(MB_MAX);
-	rx = malloc(MB_MAX);
+	mb_quick = argc > 1 && !strcmp(argv[1], "-Q");
+	tx = malloc((size_t)MB_BW_MAX * MB_WINDOW);
+	rx = malloc((size_t)MB_BW_MAX * MB_WINDOW);
 	if (!tx || !rx)
 		mb_fail("out of memory");
 	for (size = 1; size <= MB_MAX; size *= 8)
 		mb_lat(tx, rx, size);
+	for (i = 0; i < (int)(sizeof(bw_sizes) / sizeof(bw_sizes[0])); i++)
+		mb_bw(tx, rx, bw_sizes[i]);
 	mb_rate(tx, rx);
 	fflush(stdout);
 	MPI_Barrier(MPI_COMM_WORLD);

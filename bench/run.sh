@@ -3,12 +3,26 @@
 #
 # Runs the fb_* programs (public libfabric API, same binary for every
 # provider), the raw TCP_NODELAY socket floor and, when mpicc/mpirun are
-# present, an Open MPI ping-pong/message rate through `mtl ofi`, for the
-# providers portals, tcp;ofi_rxm and net. Providers are interleaved
+# present, an Open MPI ping-pong/bandwidth/message rate through `mtl ofi`,
+# for the providers
+#   portals                    the provider as users get it (same-host
+#                              peers over its shared-memory transport)
+#   portals@FI_PORTALS_SHM=0   the same with that transport off, so over
+#                              loopback TCP ("portals (tcp)" in the report)
+#   shm                        libfabric's own shared-memory provider
+#   tcp;ofi_rxm, net           libfabric's TCP providers
+# plus, in the MPI part, Open MPI's own shared-memory path (`--mca pml ob1
+# --mca btl self,vader`, column "vader"). A provider that cannot run a
+# measurement gets NA with the reason (e.g. shm under Open MPI 4.1's mtl
+# ofi, which asks for FI_REMOTE_COMM). Providers are interleaved
 # (A B C A B C ...) per measurement and every measurement is repeated
 # BENCH_REPS times; bench/report.py takes the medians and writes
 # docs/bench.md plus the plots (gnuplot; skipped when it is missing and
 # cannot be installed).
+#
+# `make bench` builds the programs first; to run this script by hand,
+# `make bench/fb_lat bench/fb_bw bench/fb_match bench/fb_rma bench/fb_trig
+# bench/raw_socket` in the build directory.
 #
 # Environment:
 #   BENCH_BUILDDIR  build directory (default: the current directory)
@@ -19,7 +33,9 @@
 #   BENCH_ONLY      space-separated subset of: sys raw lat bw rate match rma trig
 #                   mpi
 #   BENCH_PROVS     providers, ';'-safe, separated by ',' (default
-#                   "portals,tcp;ofi_rxm,net")
+#                   "portals,portals@FI_PORTALS_SHM=0,shm,tcp;ofi_rxm,net");
+#                   "name@VAR=value" runs name with VAR=value set
+#   BENCH_MPI_VADER=0  no vader column in the MPI part
 #
 # Raw results: $BENCH_BUILDDIR/bench/results.txt, one line per value:
 #   <rep> <provider> RESULT|NA <test> <param> <value|reason...>
@@ -31,7 +47,9 @@ OUT=${BENCH_OUT:-$SRCDIR/docs}
 REPS=${BENCH_REPS:-3}
 QUICK=${BENCH_QUICK:-0}
 ONLY=${BENCH_ONLY:-"sys raw lat bw rate match rma trig mpi"}
-IFS=',' read -r -a PROVS <<< "${BENCH_PROVS:-portals,tcp;ofi_rxm,net}"
+IFS=',' read -r -a PROVS <<< \
+	"${BENCH_PROVS:-portals,portals@FI_PORTALS_SHM=0,shm,tcp;ofi_rxm,net}"
+VADER=${BENCH_MPI_VADER:-1}
 BIN=$BUILDDIR/bench
 RES=$BIN/results.txt
 LOG=$BIN/run.log
@@ -120,8 +138,43 @@ if want mpi && [ -n "$MPIRUN" ] && [ -n "$MPICC" ]; then
 	fi
 fi
 
+# the capabilities Open MPI 4.1's mtl ofi asks fi_getinfo for
+OMPI_OFI_CAPS="FI_TAGGED|FI_LOCAL_COMM|FI_REMOTE_COMM|FI_DIRECTED_RECV"
+
+# mpi_na <rep> <label> <reason...>: every MPI row of label is NA
+mpi_na() {
+	local rep=$1 label=$2 t
+	shift 2
+	for t in mpi_lat mpi_bw mpi_rate; do
+		echo "$rep $label NA $t * $*" >> "$RES"
+	done
+}
+
+# mpi_one <rep> <label> <env...> -- <mpirun options...>: one mb_mpi run
+mpi_one() {
+	local rep=$1 label=$2 envs=() out rc
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	out=$(env "${envs[@]}" timeout $TIMEOUT "$MPIRUN" \
+		--allow-run-as-root --oversubscribe --bind-to none -np 2 \
+		"$@" "$MB" "${QFLAG[@]}" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL mb_mpi [$label] (rc $rc)" | tee -a "$LOG"
+		echo "$out" >> "$LOG"
+		mpi_na "$rep" "$label" "mpirun failed"
+		failures=$((failures + 1))
+		return
+	fi
+	echo "$out" | grep -E '^RESULT ' | sed "s|^|$rep $label |" >> "$RES"
+}
+
 run_mpi() {
-	local rep=$1 p prov envset xs out rc
+	local rep=$1 p prov envset xs
 	for p in "${PROVS[@]}"; do
 		prov=${p%%@*}
 		envset=""
@@ -130,20 +183,23 @@ run_mpi() {
 			envset=${p#*@}
 			xs=(-x "${envset%%=*}")
 		fi
-		out=$(env $envset FI_PROVIDER="$prov" timeout $TIMEOUT "$MPIRUN" \
-			--allow-run-as-root --oversubscribe --bind-to none -np 2 \
-			--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
-			-x FI_PROVIDER -x FI_PROVIDER_PATH "${xs[@]}" "$MB" 2>&1)
-		rc=$?
-		if [ $rc -ne 0 ]; then
-			echo "FAIL mb_mpi [$p] (rc $rc)" | tee -a "$LOG"
-			echo "$out" >> "$LOG"
-			echo "$rep $p NA mpi_lat * mpirun failed" >> "$RES"
-			failures=$((failures + 1))
+		# shm offers no FI_REMOTE_COMM: mtl ofi finds no endpoint
+		if ! env $envset fi_info -p "$prov" -t FI_EP_RDM \
+		     -c "$OMPI_OFI_CAPS" 2>/dev/null | grep -q '^provider:'; then
+			mpi_na "$rep" "$p" "fi_getinfo offers no" \
+				"$OMPI_OFI_CAPS endpoint (Open MPI's mtl ofi asks" \
+				"for these)"
 			continue
 		fi
-		echo "$out" | grep -E '^RESULT ' | sed "s|^|$rep $p |" >> "$RES"
+		mpi_one "$rep" "$p" $envset FI_PROVIDER="$prov" -- \
+			--mca pml cm --mca mtl ofi \
+			--mca mtl_ofi_provider_include "$prov" \
+			-x FI_PROVIDER -x FI_PROVIDER_PATH "${xs[@]}"
 	done
+	# Open MPI's own shared memory, the intra-host reference
+	if [ "$VADER" != 0 ]; then
+		mpi_one "$rep" vader -- --mca pml ob1 --mca btl self,vader
+	fi
 }
 
 # strace -c summary -> "send recv recv_empty poll" call counts
@@ -226,8 +282,9 @@ for rep in $(seq 1 "$REPS"); do
 			run_mpi "$rep"
 		elif [ "$rep" = 1 ]; then
 			for p in "${PROVS[@]}"; do
-				echo "$rep $p NA mpi_lat * no mpicc/mpirun" >> "$RES"
+				mpi_na "$rep" "$p" "no mpicc/mpirun"
 			done
+			[ "$VADER" != 0 ] && mpi_na "$rep" vader "no mpicc/mpirun"
 		fi
 	fi
 done
