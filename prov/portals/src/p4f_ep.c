@@ -7,7 +7,9 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,6 +229,40 @@ static void p4f_ep_linger(struct p4f_ep *ep)
 			p4f_params.linger_ms);
 }
 
+/* FI_PORTALS_STATS: one line per endpoint, at close. */
+static void p4f_ep_stats(struct p4f_ep *ep)
+{
+	static const char *const name[P4E_SR_LAST] = {
+		[P4E_SR_DROP_COUNT] = "dropped",
+		[P4E_SR_PERMISSION_VIOLATIONS] = "permission_violations",
+		[P4E_SR_OPERATION_VIOLATIONS] = "operation_violations",
+		[P4E_SR_MALFORMED] = "malformed",
+		[P4E_SR_FLOWCTRL] = "flow_control",
+		[P4E_SR_FC_AS_RDZV] = "fc_as_rendezvous",
+		[P4E_SR_RESENT_AS_RDZV] = "resent_as_rendezvous",
+		[P4E_SR_UH_FULL] = "unexpected_headers_full",
+		[P4E_SR_COPY_REFUSED] = "copies_refused",
+		[P4E_SR_LINKS_LOCAL] = "links_shm",
+		[P4E_SR_LINKS_NET] = "links_net",
+	};
+	char line[1024];
+	size_t len = sizeof(line), off;
+	int64_t v;
+	int i;
+
+	if (!p4f_params.stats)
+		return;
+	if (p4f_sockaddr_str(&ep->addr.sa, line, &len))
+		snprintf(line, sizeof(line), "?");
+	off = strlen(line);
+	for (i = 0; i < P4E_SR_LAST && off < sizeof(line); i++)
+		if (!p4e_ni_status(ep->ni, i, &v))
+			off += (size_t)snprintf(line + off, sizeof(line) - off,
+						" %s=%" PRId64, name[i], v);
+	fprintf(stderr, "portals: stats: pid %d endpoint %s\n", (int)getpid(),
+		line);
+}
+
 static int p4f_ep_close(struct fid *fid)
 {
 	struct p4f_ep *ep = p4f_ep_of_fid(fid);
@@ -243,6 +279,7 @@ static int p4f_ep_close(struct fid *fid)
 	/* MRs forget this endpoint before its entries go with the NI */
 	p4f_mr_ep_detach_locked(ep);
 	p4f_ep_lock(ep);
+	p4f_ep_stats(ep);
 	p4u_list_remove(&ep->worker_link);
 	/* the NI fails what is still pending and drops its triggered ops;
 	 * its events go nowhere now */

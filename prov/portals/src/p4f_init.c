@@ -139,6 +139,11 @@ static const struct p4f_param p4f_param_table[] = {
 	  "Run a progress thread per domain even when the application asked "
 	  "for manual progress",
 	  { .bval = 0 }, &p4f_params.progress_thread, 0, 0 },
+	{ "stats", P4F_PARAM_BOOL,
+	  "Print each endpoint's statistics to stderr when it closes: its "
+	  "links to peers per transport (shm, network) and its status "
+	  "registers (drops, violations, flow control)",
+	  { .bval = 0 }, &p4f_params.stats, 0, 0 },
 	{ "shm", P4F_PARAM_BOOL,
 	  "Shared memory for peers on this host (the same kernel, network, "
 	  "PID and user namespaces, the same user); the others use the "
