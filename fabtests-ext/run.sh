@@ -19,6 +19,9 @@
 # the programs are, FX_LOGDIR where the logs go. FX_WRAP runs every
 # process under a tool (e.g. valgrind; test/hostile/valgrind.sh), and
 # FX_CASES_FILE replaces the case table below with that file's.
+# FX_PASSES (portals only; default "shm tcp") runs every case once per
+# pass: shm as configured (same-host peers over shared memory), tcp with
+# FI_PORTALS_SHM=0 (named <case>@tcp).
 #
 # Every server listens on a port the kernel picks (-B 0) and prints it;
 # the clients are started once it has, so cases can run in parallel
@@ -143,6 +146,19 @@ if [ -z "$selected" ]; then
 	echo "run.sh: no case matches: $*" >&2
 	exit 2
 fi
+# one line per case and pass; a pass other than shm names the case
+# <case>@<pass>, and run_case sets FI_PORTALS_SHM=0 for @tcp
+passes=${FX_PASSES:-shm tcp}
+[ "$prov" = portals ] || passes=shm
+selected=$(for pass in $passes; do
+	echo "$selected" | while read -r name rest; do
+		if [ "$pass" = shm ]; then
+			echo "$name $rest"
+		else
+			echo "$name@$pass $rest"
+		fi
+	done
+done)
 
 # run_case name nclients seconds program args...: writes $logdir/name.res
 run_case() {
@@ -152,6 +168,9 @@ run_case() {
 	local rc=0
 	local kill_after=$((secs + 10))
 
+	case $name in
+	*@tcp) export FI_PORTALS_SHM=0 ;;
+	esac
 	t0=$(date +%s%N)
 	if [ ! -x "$bin" ]; then
 		echo "$bin: not built" > "$base.server.log"
@@ -215,7 +234,7 @@ wait
 npass=0
 nfail=0
 failed=""
-printf '%-22s %-6s %7s   %s\n' case result seconds command
+printf '%-28s %-6s %7s   %s\n' case result seconds command
 while read -r name ncl secs prog args; do
 	read -r res secs_taken < "$logdir/$name.res" || res=FAIL
 	if [ "$negative" = 1 ]; then
@@ -233,7 +252,7 @@ while read -r name ncl secs prog args; do
 		nfail=$((nfail + 1))
 		failed="$failed $name"
 	fi
-	printf '%-22s %-6s %7s   %s %s%s\n' "$name" "$res" \
+	printf '%-28s %-6s %7s   %s %s%s\n' "$name" "$res" \
 		"${secs_taken:-0}" "$prog" "$args" \
 		"$([ "$ncl" -gt 1 ] && echo " ($ncl clients)")"
 done <<EOF

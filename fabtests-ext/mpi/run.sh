@@ -141,6 +141,19 @@ if [ -z "$selected" ]; then
 	echo "run.sh: no case matches: $*" >&2
 	exit 2
 fi
+# every case once per pass (MPI_PASSES, default "shm tcp"): shm as
+# configured (ranks of this host over shared memory), tcp with
+# FI_PORTALS_SHM=0, named <case>@tcp
+passes=${MPI_PASSES:-shm tcp}
+selected=$(for pass in $passes; do
+	echo "$selected" | while read -r name rest; do
+		if [ "$pass" = shm ]; then
+			echo "$name $rest"
+		else
+			echo "$name@$pass $rest"
+		fi
+	done
+done)
 
 echo "run.sh: $mpirun ${mpi_args[*]} -np N program"
 echo "run.sh: FI_PROVIDER_PATH=$FI_PROVIDER_PATH, sanitize $P4_SANITIZE"
@@ -148,14 +161,19 @@ start=$(date +%s)
 npass=0
 nfail=0
 failed=""
-printf '%-16s %-6s %5s %7s   %s\n' case result ranks seconds command
+printf '%-20s %-6s %5s %7s   %s\n' case result ranks seconds command
 while read -r name np secs prog args; do
 	log=$logdir/$name.log
 	secs=$((secs * scale))
+	shm=1
+	case $name in
+	*@tcp) shm=0 ;;
+	esac
 	t0=$(date +%s%N)
 	# the programs' own watchdog fires first and names the stuck step
 	# shellcheck disable=SC2086 # args are split on purpose
 	timeout -k 10 $((secs + 15)) "$mpirun" -np "$np" "${mpi_args[@]}" \
+		-x "FI_PORTALS_SHM=$shm" \
 		-x "MPI_TEST_TIMEOUT=$secs" "$bindir/$prog" $args \
 		> "$log" 2>&1 < /dev/null
 	rc=$?
@@ -170,7 +188,7 @@ while read -r name np secs prog args; do
 		failed="$failed $name"
 		echo "exit status $rc" >> "$log"
 	fi
-	printf '%-16s %-6s %5s %7s   %s %s\n' "$name" "$res" "$np" \
+	printf '%-20s %-6s %5s %7s   %s %s\n' "$name" "$res" "$np" \
 		"$((ms / 1000)).$((ms % 1000 / 100))" "$prog" "$args"
 done <<EOF
 $selected

@@ -2,7 +2,8 @@
 # fi_pingpong.sh - libfabric's own ping-pong tool (Debian's fi_pingpong,
 # package libfabric-bin) between two processes on 127.0.0.1 over the
 # provider just built: untagged and tagged, every size it offers, data
-# checked (-c). Each pair must exit 0 on both sides within its timeout.
+# checked (-c), over shared memory and with FI_PORTALS_SHM=0 over TCP.
+# Each pair must exit 0 on both sides within its timeout.
 #
 # The tool's last reply is sent just before the process waits for its
 # peer on a control socket, outside libfabric: a provider that holds a
@@ -62,9 +63,14 @@ run_pair() {
 	fi
 }
 
-run_pair msg -c -I 100
-run_pair tagged -m tagged -c -I 100
-run_pair default
+# same-host peers over shared memory (the default), then over TCP
+for shm in 1 0; do
+	export FI_PORTALS_SHM=$shm
+	echo "FI_PORTALS_SHM=$shm"
+	run_pair msg$shm -c -I 100
+	run_pair tagged$shm -m tagged -c -I 100
+	run_pair default$shm
+done
 
 if [ $failed = 0 ]; then
 	rm -rf "$logdir"
