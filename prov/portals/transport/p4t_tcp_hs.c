@@ -16,7 +16,7 @@
  * connect completed (checked right after connect(), at every send and
  * in progress: p4t_tcp_hs_pipeline), the HELLO and the whole messages
  * queued behind it are written, so the kernel delivers them without
- * another call of the sender's (docs/design.md §10.2). The callee reads
+ * another call of the sender's (docs/tcp.md). The callee reads
  * the HELLO alone and, if it takes the socket, the rest as the link's.
  * Written messages wait on conn->unconfirmed: the HELLO_ACK confirms
  * them (p4t_tcp_hs_confirm, at adopt); if that socket does not become

@@ -72,7 +72,7 @@ TCP_TEST(new_link_sends_are_pipelined_in_order)
 	/*
 	 * A new link: the connect completes inside the call on loopback, so
 	 * its HELLO and each send after it are written at once (pipelined
-	 * handshake, docs/design.md §10.2), none waits for the HELLO_ACK:
+	 * handshake, docs/tcp.md), none waits for the HELLO_ACK:
 	 * all arrive, in order, while only the receiver progresses.
 	 */
 	for (i = 0; i < 1000; i++)
