@@ -111,6 +111,7 @@ struct p4f_params {
 	size_t linger_ms;	/* fi_close waits this long for deliveries */
 	int progress_thread;
 	int shm;
+	int shm_cma;	/* listed here; the shm transport reads it */
 	int stats;
 	char *transport;	/* auto (default), tcp, verbs, loop */
 	size_t ack_delay_us;

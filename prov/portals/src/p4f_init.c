@@ -149,6 +149,12 @@ static const struct p4f_param p4f_param_table[] = {
 	  "PID and user namespaces, the same user); the others use the "
 	  "transport. 0: every peer uses the transport",
 	  { .bval = 1 }, &p4f_params.shm, 0, 0 },
+	/* read by the shm transport itself at iface_open (p4t_shm.h) */
+	{ "shm_cma", P4F_PARAM_BOOL,
+	  "Copy rendezvous and RMA data between processes of one host once, "
+	  "by cross-memory attach, where the kernel allows it; 0: always "
+	  "through the shared-memory rings",
+	  { .bval = 1 }, &p4f_params.shm_cma, 0, 0 },
 	{ "transport", P4F_PARAM_STR,
 	  "Transport: auto (RDMA verbs ports when there are any, then tcp), "
 	  "tcp, verbs, or loop (in-process only, for the provider's own "
