@@ -8,9 +8,21 @@
 # killed peer on its address and checks the survivor reaches it again
 # after removing and re-inserting it in its AV.
 #
+# It runs twice: over shared memory (same-host peers, the default), where
+# the survivor must also have unmapped the dead peer's segment
+# (/proc/<pid>/maps) and nothing may appear in /dev/shm, and with
+# FI_PORTALS_SHM=0 over TCP.
+#
 # P4_TEST_BUILDDIR (make check sets it) locates the program and, unless
 # FI_PROVIDER_PATH is set, the plug-in. PEERKILL_LOGDIR keeps the logs.
 set -u
+
+if [ -z "${PEERKILL_PASS:-}" ]; then
+	PEERKILL_PASS=shm "$0" || exit $?
+	PEERKILL_PASS=tcp FI_PORTALS_SHM=0 "$0" || exit $?
+	exit 0
+fi
+echo "== peerkill over $PEERKILL_PASS"
 
 builddir=${P4_TEST_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 prog=$builddir/test/hostile/peerkill
@@ -19,6 +31,14 @@ if [ -z "${FI_PROVIDER_PATH:-}" ]; then
 	FI_PROVIDER_PATH=$builddir/.libs
 fi
 export FI_PROVIDER_PATH
+# the survivor's mappings of shared-memory segments (one per shm link);
+# $1 is timeout(1)'s pid, the survivor its child
+segs() {
+	local c
+	c=$(pgrep -P "$1" | head -1)
+	grep -c 'memfd:portals-shm' "/proc/${c:-$1}/maps" 2>/dev/null
+}
+shm_before=$(ls /dev/shm 2>/dev/null | sort)
 
 dir=${PEERKILL_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/peerkill.XXXXXX")}
 mkdir -p "$dir" || exit 2
@@ -66,6 +86,7 @@ for _ in $(seq 1200); do
 	sleep 0.1
 done
 [ -e "$PEERKILL_READY" ] || fail "survivor never got ready"
+segs_live=$(segs "$spid")
 t_kill=$(date +%s%6N)
 kill -9 "$dpid"
 echo "$t_kill" >"$PEERKILL_KILLED.tmp" && mv "$PEERKILL_KILLED.tmp" "$PEERKILL_KILLED"
@@ -77,6 +98,17 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 read -r rip rport <"$PEERKILL_PORT" || fail "survivor did not say the port"
+# every error seen: the dead peer's segment is gone, the healthy one's kept
+segs_after=$(segs "$spid")
+if [ "$PEERKILL_PASS" = shm ]; then
+	[ "$segs_live" -ge 2 ] ||
+		fail "over shm the survivor mapped $segs_live segments, not 2"
+	[ "$segs_after" = $((segs_live - 1)) ] ||
+		fail "segments mapped: $segs_live before the kill, $segs_after after"
+	echo "survivor: $segs_live shm segments mapped before the kill, $segs_after after its errors"
+else
+	[ "$segs_live" = 0 ] || fail "FI_PORTALS_SHM=0 but $segs_live segments"
+fi
 PEERKILL_ROLE=reborn PEERKILL_IP=$rip FI_PORTALS_PORT_LOW=$rport \
 	FI_PORTALS_PORT_HIGH=$rport timeout 120 "$prog" -p portals -T 100 \
 	>"$dir/reborn.log" 2>&1 &
@@ -88,6 +120,8 @@ wait "$spid"; src=$?; spid=
 [ "$src" = 0 ] || fail "survivor failed ($src)"
 [ "$hrc" = 0 ] || fail "healthy client failed ($hrc)"
 grep '^peerkill_' "$dir/survivor.log" "$dir/reborn.log"
+[ "$(ls /dev/shm 2>/dev/null | sort)" = "$shm_before" ] ||
+	fail "/dev/shm changed: $(ls /dev/shm)"
 keep=0
 echo "PASS"
 exit 0
