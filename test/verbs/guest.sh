@@ -26,6 +26,9 @@ A=127.0.0.2			# rxe0's address (vm.sh)
 CNT=/sys/class/infiniband/rxe0/ports/1/hw_counters
 export FI_PROVIDER_PATH=$B/.libs
 export FI_PORTALS_TRANSPORT=verbs
+# both ends run in this guest: without this they would talk over shared
+# memory and never touch the verbs transport under test
+export FI_PORTALS_SHM=0 PTL_SHM=0 FX_PASSES=shm MPI_PASSES=shm
 export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn} FI_LOG_PROV=${FI_LOG_PROV:-portals}
 fails=0
 # logs of an earlier run in this directory would hand a stale server port
