@@ -165,15 +165,17 @@ printf '%-20s %-6s %5s %7s   %s\n' case result ranks seconds command
 while read -r name np secs prog args; do
 	log=$logdir/$name.log
 	secs=$((secs * scale))
-	shm=1
+	# the tcp pass turns shared memory off; the other keeps the
+	# environment's choice
+	shm=(${FI_PORTALS_SHM:+-x FI_PORTALS_SHM})
 	case $name in
-	*@tcp) shm=0 ;;
+	*@tcp) shm=(-x FI_PORTALS_SHM=0) ;;
 	esac
 	t0=$(date +%s%N)
 	# the programs' own watchdog fires first and names the stuck step
 	# shellcheck disable=SC2086 # args are split on purpose
 	timeout -k 10 $((secs + 15)) "$mpirun" -np "$np" "${mpi_args[@]}" \
-		-x "FI_PORTALS_SHM=$shm" \
+		"${shm[@]}" \
 		-x "MPI_TEST_TIMEOUT=$secs" "$bindir/$prog" $args \
 		> "$log" 2>&1 < /dev/null
 	rc=$?
