@@ -28,7 +28,9 @@
 #define XPORT_HL	HL
 #include "p4t_xport_test.h"
 
-#define SHM_TEST(name, ...) XPORT_TEST(shm, name, ##__VA_ARGS__)
+/* each binary names its suite (SHM_SUITE) before it includes this */
+#define SHM_TEST_(suite, name, ...) XPORT_TEST(suite, name, ##__VA_ARGS__)
+#define SHM_TEST(name, ...) SHM_TEST_(SHM_SUITE, name, ##__VA_ARGS__)
 
 /*
  * 127.<pid>.<pid>.<pid>:<n>, n counting up: a name no other test

@@ -13,6 +13,7 @@
  */
 #include <config.h>
 
+#define SHM_SUITE	shm
 #include "p4t_shm_test.h"
 
 TestSuite(shm, .init = shm_setup, .fini = shm_teardown, .timeout = 120);
