@@ -702,8 +702,7 @@ void p4t_shm_conn_sock_event(struct p4t_shm_conn *conn)
 				p4t_shm_fd_close(conn->iface, &conn->fd);
 				return;
 			}
-			p4t_shm_conn_gone(conn, ret == 0 ? -FI_ECONNRESET :
-					  -FI_ECONNRESET);
+			p4t_shm_conn_gone(conn, -FI_ECONNRESET);
 			return;
 		}
 		if (hs.type == P4T_SHM_HS_ACK && nfds == 1 &&
@@ -816,9 +815,12 @@ static void p4t_shm_conn_accepted(struct p4t_shm_iface *iface, int fd,
 				  socklen_t len)
 {
 	const struct p4t_upcalls *up = iface->upcalls;
-	struct p4t_shm_conn *conn = p4t_shm_conn_create(iface, ss, len);
+	struct p4t_shm_conn *conn;
 	int ret;
 
+	/* a failure of an earlier link to this peer is reported first */
+	(void)p4t_shm_events_run(iface, INT32_MAX);
+	conn = p4t_shm_conn_create(iface, ss, len);
 	if (!conn) {
 		munmap(seg, p4t_shm_seg_bytes());
 		close(wake);
@@ -894,7 +896,6 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 		/* the peer restarted: the old link goes first */
 		iface->stats.restarts++;
 		p4t_shm_conn_gone(old, -FI_ECONNRESET);
-		(void)p4t_shm_events_run(iface, INT32_MAX);
 		old = NULL;
 	}
 	if (old && old->outgoing &&
@@ -909,11 +910,8 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 		p4t_shm_conn_adopt(old, fd, wake, seg, cred, hs);
 		return;
 	}
-	if (old) {
-		/* the peer made a new link: its old one is gone for it */
+	if (old)	/* the peer made a new link: its old one is gone */
 		p4t_shm_conn_gone(old, -FI_ECONNRESET);
-		(void)p4t_shm_events_run(iface, INT32_MAX);
-	}
 	p4t_shm_conn_accepted(iface, fd, wake, seg, cred, hs, &ss, len);
 }
 

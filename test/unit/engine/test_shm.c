@@ -13,6 +13,10 @@
  */
 #include <config.h>
 
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/un.h>
+
 #define SHM_SUITE	shm
 #include "p4t_shm_test.h"
 
@@ -251,4 +255,92 @@ SHM_TEST(conn_new_refusal_closes)
 	cr_expect_eq(sa.ev[sa.nev - 1].status, -FI_ECONNREFUSED);
 	cr_expect_eq(count(&sb, UP_RECV), 0);
 	cr_expect_eq(stats_of(&sb).links, 0);
+}
+
+/*
+ * A listener whose backlog is full (connect says EAGAIN) is not a
+ * refusal: the link retries, carrying what was sent, until the peer
+ * takes it.
+ */
+/* The documented abstract name of a cleared IPv4 address. */
+static socklen_t shm_name_of(const struct sockaddr_in *a,
+			     struct sockaddr_un *sun)
+{
+	char ip[INET_ADDRSTRLEN];
+	int n;
+
+	cr_assert(inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip)));
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
+		     "portals-shm/%u/%s/%u", (unsigned)geteuid(), ip,
+		     ntohs(a->sin_port));
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+SHM_TEST(full_backlog_is_retried_not_refused)
+{
+	struct sockaddr_in to = shm_addr(1500);
+	struct sockaddr_un sun;
+	struct p4t_conn *x = NULL;
+	socklen_t len = shm_name_of(&to, &sun);
+	int lfd, cfd[4], i;
+
+	/* a fake listener on the peer's name, its backlog filled */
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sun, len), 0);
+	cr_assert_eq(listen(lfd, 0), 0);
+	for (i = 0; i < 4; i++) {
+		cfd[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0);
+		cr_assert_geq(cfd[i], 0);
+		if (connect(cfd[i], (struct sockaddr *)&sun, len) &&
+		    errno == EAGAIN)
+			break;
+	}
+	cr_assert_lt(i, 4, "the backlog never filled");
+	while (i >= 0)
+		close(cfd[i--]);
+	cr_assert_eq(p4t_conn_get(sa.iface, &to, sizeof(to), &x), 0);
+	cr_assert_not_null(x);
+	cr_expect_gt(stats_of(&sa).connect_retries, 0);
+	cr_assert_eq(send_seq(&sa, x, 1, 500), P4T_DONE);
+	/* the real peer comes up on that name */
+	close(lfd);
+	cr_assert_eq(side_open_shm(&sc, 0, 1500), 0);
+	PUMP_UNTIL(count(&sc, UP_RECV) == 1);
+	expect_msg(&sc.ev[1], 1, 500);
+	cr_expect_eq(count(&sa, UP_CONN_FAILED), 0);
+}
+
+/* A peer that restarts on its address is a new peer. */
+static long find_ev(const struct side *s, enum up_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < s->nev; i++)
+		if (s->ev[i].kind == kind)
+			return (long)i;
+	return -1;
+}
+
+SHM_TEST(restarted_peer_is_a_new_peer)
+{
+	struct p4t_conn *x, *y;
+
+	/* sb listens on port 1001 (shm_setup) */
+	x = link_up(&sa, &sb, &y);
+	side_close(&sb);
+	side_forget(&sb);
+	cr_assert_eq(side_open_shm(&sb, 0, 1001), 0);
+	/* the new process calls before we saw the old one go */
+	y = conn_to(&sb, &sa);
+	cr_assert_eq(send_seq(&sb, y, 5, 50), P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_CONN_FAILED) == 1 && count(&sa, UP_RECV) == 1);
+	/* the old link failed before the new one was announced */
+	cr_expect_eq(sa.ev[find_ev(&sa, UP_CONN_FAILED)].conn, x);
+	cr_expect_lt(find_ev(&sa, UP_CONN_FAILED), find_ev(&sa, UP_CONN_NEW));
+	cr_expect_neq(sa.ev[find_ev(&sa, UP_CONN_NEW)].conn, x);
+	expect_msg(&sa.ev[find_ev(&sa, UP_RECV)], 5, 50);
 }
