@@ -4,10 +4,11 @@
  *
  *   p4t_shm.c       iface: deferred events, progress, wait_fd / wait_arm,
  *                   owes, open / close, conn_get, the ops table, hooks
- *   p4t_shm_conn.c  links: the abstract name, the peer check, connect
- *                   and its retries, HELLO / HELLO_ACK / BYE, segments,
- *                   accepting, collisions and restarts, the link's state
- *                   machine, failure, close
+ *   p4t_shm_conn.c  links: the abstract name, the peer check, segments,
+ *                   HELLO / HELLO_ACK / BYE, connect and its retries, the
+ *                   link's state machine, failure, close
+ *   p4t_shm_accept.c  the accepting side: HELLO checks, conn_new,
+ *                   collisions, restarts
  *   p4t_shm_ring.c  the rings: writing records (fragments, pads), reading
  *                   and reassembling them, wake-ups
  *   p4t_shm_send.c  the send path: send, the link's queue and its drain
@@ -476,6 +477,24 @@ void p4t_shm_conn_step(struct p4t_shm_conn *conn,
 void p4t_shm_conn_sock_event(struct p4t_shm_conn *conn);
 void p4t_shm_conn_free(struct p4t_shm_conn *conn);
 void p4t_shm_conn_close(struct p4t_iface *iface, struct p4t_conn *conn);
+bool p4t_shm_peer_ok(struct p4t_shm_iface *iface, int fd,
+		     struct ucred *cred_p);
+size_t p4t_shm_seg_bytes(void);
+void p4t_shm_hs_fill(struct p4t_shm_iface *iface, uint8_t type,
+		     struct p4t_shm_hs *hs);
+int p4t_shm_hs_send(int fd, const struct p4t_shm_hs *hs, const int *fds,
+		    size_t nfds);
+int p4t_shm_hs_recv(int fd, struct p4t_shm_hs *hs, int *fds, size_t max,
+		    size_t *nfds_p);
+void p4t_shm_bye(int fd, struct p4t_shm_iface *iface, uint8_t why);
+void p4t_shm_fd_close(struct p4t_shm_iface *iface, int *fd);
+struct p4t_shm_conn *p4t_shm_conn_create(struct p4t_shm_iface *iface,
+					 const struct sockaddr_storage *ss,
+					 socklen_t len);
+void p4t_shm_conn_gone(struct p4t_shm_conn *conn, int status);
+
+/* ---- p4t_shm_accept.c ----------------------------------------------------- */
+
 void p4t_shm_accept(struct p4t_shm_iface *iface);
 void p4t_shm_pend_event(struct p4t_shm_pend *pend);
 void p4t_shm_pend_close(struct p4t_shm_pend *pend);
