@@ -31,12 +31,14 @@
  * messages at once: they wait in the ring until the acceptor maps it.
  * The acceptor checks magic, version, auth_key and credentials, maps the
  * segment, makes conn_new and answers HELLO_ACK (its session, pid and
- * eventfd); a refusal (auth_key, conn_new) closes the connection and the
- * connector's link fails with -FI_ECONNREFUSED. When both ends connect at
- * once, the link made by the end with the lower address (bytes of the
- * cleared sockaddr; IPv4 before IPv6) is kept: the other end's HELLO is
- * answered with BYE, unread, and that end moves what it wrote into its
- * ring, then its queue, into the kept link, whole and in order. A HELLO
+ * eventfd), after an INFO first in its ring (whether it can read the
+ * connector's memory); a refusal (auth_key, conn_new) closes the
+ * connection and the connector's link fails with -FI_ECONNREFUSED.
+ * When both ends connect at once, the link made by the end with the
+ * lower address (bytes of the cleared sockaddr; IPv4 before IPv6) is
+ * kept: the other end's HELLO is answered with BYE, unread, and that end
+ * moves what it wrote into its ring, then its queue, into the kept link,
+ * whole and in order. A HELLO
  * from the address of a link with another session (the peer restarted)
  * fails the old link (conn_failed) before conn_new announces the new.
  *
@@ -102,8 +104,10 @@
  * with rma_done(-FI_ECONNABORTED), then conn_failed (-FI_ECONNREFUSED for
  * a link never acknowledged, -FI_ECONNRESET for a peer that went away,
  * -FI_ETIMEDOUT for a timeout); the segment is unmapped when the link is
- * freed at the end of that progress call. A killed peer is seen within
- * one progress call of the kernel closing its sockets.
+ * freed at the end of that progress call. A killed peer is seen when
+ * progress next asks the sockets once the kernel closed its own: at
+ * once while the rings are idle (a dead peer's are), else within 16
+ * calls.
  *
  * Deadlines on cfg.timers only: connect retries, the HELLO_ACK (and the
  * kept link after a collision) within peer_timeout_ms, an accepted

@@ -393,6 +393,23 @@ bool p4t_shm_ring_unread(const struct p4t_shm_conn *conn)
  * writes (armed) or, if our queue waits for room, when it reads (space);
  * then look again. > 0: do not sleep.
  */
+/* Room, now, for the next record of the queue's first frame? */
+static bool p4t_shm_ring_fits(struct p4t_shm_conn *conn)
+{
+	struct p4t_shm_ring *r = &conn->tx;
+	struct p4t_shm_tx *tx = p4u_list_first_entry(&conn->txq,
+						     struct p4t_shm_tx,
+						     ev.node);
+	uint64_t to_end = r->size - (r->pos & r->mask);
+	uint64_t need = P4T_SHM_FRAG_MIN;
+
+	if (tx->raw || (!tx->done && tx->len <= P4T_SHM_PAY_MAX))
+		need = p4t_shm_rec_size(tx->len - tx->done);
+	if (need > to_end)
+		need += to_end;
+	return p4t_shm_ring_room(r, need) >= need;
+}
+
 int p4t_shm_ring_arm(struct p4t_shm_conn *conn)
 {
 	bool queued = !p4u_list_empty(&conn->txq);
@@ -405,8 +422,7 @@ int p4t_shm_ring_arm(struct p4t_shm_conn *conn)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (p4t_shm_ring_pending(conn))
 		return 1;
-	if (queued && p4t_shm_ring_room(&conn->tx, P4T_SHM_FRAG_MIN) >=
-		      P4T_SHM_FRAG_MIN)
+	if (queued && p4t_shm_ring_fits(conn))
 		return 1;
 	return 0;
 }
