@@ -423,3 +423,27 @@ SHM_TEST(concurrent_producer_and_consumer_threads)
 		     stream_bad);
 	sb.on_recv = NULL;
 }
+
+/* IPv6 addresses: the token in sin6_flowinfo, the name from the address. */
+SHM_TEST(ipv6_addresses)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct p4t_iface_config cfg = { .addr = &a, .addrlen = sizeof(a) };
+	struct p4t_conn *x;
+
+	xport_teardown();
+	a.sin6_port = htons((uint16_t)(20000 + getpid() % 20000));
+	cr_assert_eq(side_open_cfg(&sa, &cfg), 0);
+	a.sin6_port = htons(ntohs(a.sin6_port) + 1);
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	cr_expect_eq(sb.addrlen, sizeof(a));
+	cr_expect_eq(p4u_addr_token(&sb.addr, sb.addrlen),
+		     p4u_host_token() & 0xffffffffu);
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 3, 3000), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	cr_expect_eq(sb.ev[0].addrlen, sizeof(a));
+	cr_expect_eq(memcmp(&sb.ev[0].addr, &sa.addr, sa.addrlen), 0);
+	expect_msg(&sb.ev[1], 3, 3000);
+}
