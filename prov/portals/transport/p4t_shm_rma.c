@@ -1,0 +1,778 @@
+/*
+ * p4t_shm_rma.c - the shared-memory transport's RMA (behaviour:
+ * p4t_shm.h): exposures and their cookies, pull and push by cross-memory
+ * attach, the ring fallback (data chunks on the link's queue), serving
+ * the peer's requests, failing what a link had pending.
+ *
+ * Not here: how frames reach the ring (p4t_shm_send.c, p4t_shm_ring.c).
+ *
+ * The owner of an exposure decides every access against its own live
+ * table, in its own progress, before a byte moves: the peer only ever
+ * gets bytes the owner granted (a pull) or has its bytes read by the
+ * owner into the exposure (a push). Cross-memory attach is only used to
+ * read into memory of the process that reads, so no copy lands in a
+ * process that did not ask for it at that moment.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <rdma/fi_errno.h>
+
+#include "p4t_shm_priv.h"
+
+#define P4T_SHM_CMA_IOV		1024	/* IOV_MAX per side and call */
+
+/* ---- iovec helpers ------------------------------------------------------------- */
+
+/* Up to max pieces of iov covering [off, off + len); returns the count. */
+static size_t p4t_shm_iov_slice(const struct iovec *iov, size_t cnt,
+				uint64_t off, size_t len, struct iovec *out,
+				size_t max)
+{
+	size_t i, n = 0, take;
+
+	for (i = 0; i < cnt && len && n < max; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = P4U_MIN(len, iov[i].iov_len - off);
+		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+		out[n++].iov_len = take;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+/* Copy len bytes of src into iov at off (which holds them). */
+static void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
+			    const uint8_t *src, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < cnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		n = P4U_MIN(len, iov[i].iov_len - off);
+		memcpy((uint8_t *)iov[i].iov_base + off, src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+/*
+ * Read len bytes of the peer's memory (remote) into ours (local) with
+ * process_vm_readv, in calls of at most P4T_SHM_CMA_IOV pieces a side;
+ * 0 or -errno (EPERM / ENOSYS: the kernel refuses attaching).
+ */
+static int p4t_shm_cma_read(struct p4t_shm_conn *conn,
+			    const struct iovec *local, size_t lcnt,
+			    const struct iovec *remote, size_t rcnt,
+			    size_t len)
+{
+	struct iovec l[P4T_SHM_CMA_IOV], r[P4T_SHM_CMA_IOV];
+	size_t done = 0, nl, nr;
+	ssize_t n;
+
+	while (done < len) {
+		nl = p4t_shm_iov_slice(local, lcnt, done, len - done, l,
+				       P4T_SHM_CMA_IOV);
+		nr = p4t_shm_iov_slice(remote, rcnt, done, len - done, r,
+				       P4T_SHM_CMA_IOV);
+		n = process_vm_readv(conn->peer_pid, l, nl, r, nr, 0);
+		conn->iface->stats.cma_reads++;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	conn->iface->stats.cma_bytes += len;
+	return 0;
+}
+
+static bool p4t_shm_cma_refused(int err)
+{
+	return err == -EPERM || err == -ENOSYS || err == -EACCES;
+}
+
+/* Can we read the peer? Its session word at addr must read back. */
+bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
+		       uint64_t want)
+{
+	uint64_t got = 0;
+	struct iovec l = { &got, sizeof(got) };
+	struct iovec r = { (void *)(uintptr_t)addr, sizeof(got) };
+	int ret;
+
+	if (!conn->iface->cma)
+		return false;
+	ret = p4t_shm_cma_read(conn, &l, 1, &r, 1, sizeof(got));
+	if (p4t_shm_cma_refused(ret))
+		conn->iface->stats.cma_refused++;
+	return !ret && got == want;
+}
+
+/* ---- exposures ------------------------------------------------------------------ */
+
+int p4t_shm_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
+		       const struct iovec *iov, size_t iovcnt, unsigned access,
+		       struct p4w_cookie *cookie, struct p4t_mem **mem_p)
+{
+	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
+	struct p4t_shm_mem *mem;
+	struct iovec *copy;
+	size_t len;
+
+	if (!conn_ || !cookie || !mem_p || !access ||
+	    (access & ~(unsigned)(P4T_ACCESS_READ | P4T_ACCESS_WRITE)) ||
+	    iovcnt > P4T_SHM_MAX_IOV || p4u_iov_len(iov, iovcnt, &len))
+		return -FI_EINVAL;
+	copy = calloc(iovcnt ? iovcnt : 1, sizeof(*copy));
+	if (!copy)
+		return -FI_ENOMEM;
+	mem = p4u_pool_alloc(&iface->mems);
+	if (!mem) {
+		free(copy);
+		return -FI_EAGAIN;
+	}
+	if (iovcnt)
+		memcpy(copy, iov, iovcnt * sizeof(*copy));
+	mem->conn = p4t_shm_conn_of(conn_);
+	mem->access = access;
+	mem->len = len;
+	mem->iovcnt = iovcnt;
+	mem->iov = copy;
+	p4u_list_init(&mem->streams);
+	cookie->addr = 0;	/* offset addressing */
+	cookie->key = p4u_pool_handle(&iface->mems, mem) ^ iface->salt;
+	cookie->length = len;
+	*mem_p = (struct p4t_mem *)mem;
+	return 0;
+}
+
+static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status);
+
+void p4t_shm_mem_unexpose(struct p4t_iface *iface_, struct p4t_mem *mem_)
+{
+	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
+	struct p4t_shm_mem *mem = (struct p4t_shm_mem *)mem_;
+	struct p4t_shm_rma *rma, *tmp;
+
+	if (!mem)
+		return;
+	/* ring-mode pulls reading it stop: the rest is refused */
+	p4u_list_foreach_entry_safe(&mem->streams, rma, tmp,
+				    struct p4t_shm_rma, link)
+		p4t_shm_stream_cut(rma, -FI_EACCES);
+	free(mem->iov);
+	/* the generation moves on: the cookie is refused from now on */
+	p4u_pool_free(&iface->mems, mem);
+}
+
+void p4t_shm_mem_forget_conn(struct p4t_shm_conn *conn)
+{
+	struct p4u_pool *mems = &conn->iface->mems;
+	struct p4t_shm_mem *mem;
+	uint32_t i;
+
+	for (i = 0; p4u_pool_in_use(mems) && i < p4u_pool_capacity(mems); i++) {
+		mem = p4u_pool_at(mems, i);
+		if (mem && mem->conn == conn)
+			mem->conn = NULL;
+	}
+}
+
+void p4t_shm_mem_free_all(struct p4t_shm_iface *iface)
+{
+	struct p4t_shm_mem *mem;
+	uint32_t i;
+
+	for (i = 0; i < p4u_pool_capacity(&iface->mems); i++) {
+		mem = p4u_pool_at(&iface->mems, i);
+		if (mem)
+			free(mem->iov);
+	}
+}
+
+/* The exposure key names, usable by conn's peer for [off, off + len). */
+static int p4t_shm_mem_lookup(struct p4t_shm_conn *conn, uint64_t key,
+			      uint64_t off, uint64_t len, unsigned access,
+			      struct p4t_shm_mem **mem_p)
+{
+	struct p4t_shm_iface *iface = conn->iface;
+	struct p4t_shm_mem *mem = p4u_pool_lookup(&iface->mems,
+						  key ^ iface->salt);
+
+	if (!mem || !(mem->access & access) || mem->conn != conn) {
+		iface->stats.rma_refused++;
+		p4u_warn_sparse(P4U_LOG_TRANSPORT,
+				"shm: rma refused: key 0x%llx %s",
+				(unsigned long long)key,
+				!mem ? "unknown" : !(mem->access & access) ?
+				"access" : "other peer");
+		return -FI_EACCES;
+	}
+	if (off > mem->len || len > mem->len - off) {
+		iface->stats.rma_refused++;
+		p4u_warn_sparse(P4U_LOG_TRANSPORT,
+				"shm: rma out of range: off %llu len %llu of %zu",
+				(unsigned long long)off,
+				(unsigned long long)len, mem->len);
+		return -FI_EINVAL;
+	}
+	*mem_p = mem;
+	return 0;
+}
+
+/* ---- rma objects ------------------------------------------------------------------- */
+
+void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma)
+{
+	p4u_list_remove(&rma->link);
+	if (rma->iov != rma->iov_inline)
+		free(rma->iov);
+	p4u_pool_free(&iface->rmas, rma);
+}
+
+static struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
+					     enum p4t_shm_rma_kind kind,
+					     const struct iovec *iov,
+					     size_t iovcnt)
+{
+	struct p4t_shm_rma *rma = p4u_pool_alloc(&conn->iface->rmas);
+
+	if (!rma)
+		return NULL;
+	rma->kind = kind;
+	rma->conn = conn;
+	rma->ev.kind = P4T_SHM_EV_RMA_DONE;
+	p4u_list_node_init(&rma->ev.node);
+	p4u_list_node_init(&rma->link);
+	p4u_list_node_init(&rma->tx.ev.node);
+	rma->tx.rma = rma;
+	rma->iov = rma->iov_inline;
+	if (iovcnt > P4T_SHM_TX_IOV) {
+		rma->iov = malloc(iovcnt * sizeof(*rma->iov));
+		if (!rma->iov) {
+			rma->iov = rma->iov_inline;
+			p4t_shm_rma_free(conn->iface, rma);
+			return NULL;
+		}
+	}
+	if (iovcnt)
+		memcpy(rma->iov, iov, iovcnt * sizeof(*iov));
+	rma->iovcnt = iovcnt;
+	return rma;
+}
+
+static uint64_t p4t_shm_rma_id(struct p4t_shm_rma *rma)
+{
+	return p4u_pool_handle(&rma->conn->iface->rmas, rma);
+}
+
+/* A pull or push of ours finished: rma_done from progress. */
+static void p4t_shm_rma_complete(struct p4t_shm_rma *rma, int status)
+{
+	p4u_list_remove(&rma->link);
+	if (rma->in_txq) {
+		rma->conn->txq_bytes -= rma->tx.len - rma->tx.done;
+		p4u_list_remove(&rma->tx.ev.node);
+		rma->in_txq = false;
+	}
+	rma->ev.status = status;
+	p4t_shm_ev_post_conn(rma->conn, &rma->ev);
+}
+
+/* Every pull and push of conn completes with status (link down). */
+void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status)
+{
+	struct p4t_shm_rma *rma, *tmp;
+
+	p4u_list_foreach_entry_safe(&conn->rmas, rma, tmp, struct p4t_shm_rma,
+				    link)
+		p4t_shm_rma_complete(rma, status);
+}
+
+/* Describe the next ring-mode chunk (PULL_DATA or PUSH_DATA) in rma->tx. */
+static void p4t_shm_rma_arm(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_tx *tx = &rma->tx;
+	bool stream = rma->kind == P4T_SHM_RMA_STREAM;
+	size_t n = P4U_MIN((size_t)P4T_SHM_CHUNK, rma->len - rma->pos);
+	struct p4t_shm_ctl ctl = {
+		.id = stream ? rma->id : p4t_shm_rma_id(rma),
+		.key = stream ? 0 : rma->remote.key,
+		.off = stream ? rma->pos : rma->remote_off + rma->pos,
+		.len = n,
+		.flags = (!rma->pos ? P4T_SHM_CTL_FIRST : 0) |
+			 (rma->pos + n == rma->len ? P4T_SHM_CTL_LAST : 0),
+	};
+
+	memcpy(tx->head, &ctl, sizeof(ctl));
+	tx->head_len = sizeof(ctl);
+	tx->type = stream ? P4T_SHM_F_PULL_DATA : P4T_SHM_F_PUSH_DATA;
+	tx->body = stream ? rma->mem->iov : rma->iov;
+	tx->body_cnt = stream ? rma->mem->iovcnt : rma->iovcnt;
+	tx->body_off = stream ? rma->mem_off + rma->pos : rma->pos;
+	tx->len = sizeof(ctl) + n;
+	tx->done = 0;
+	tx->skip = 0;
+	rma->pos += n;
+}
+
+/* Start ring-mode data: its chunks go on the queue, in order. */
+static void p4t_shm_rma_stream(struct p4t_shm_rma *rma)
+{
+	rma->ring = true;
+	rma->pos = 0;
+	p4t_shm_rma_arm(rma);
+	rma->in_txq = true;
+	p4t_shm_txq_add(rma->conn, &rma->tx, false);
+	(void)p4t_shm_txq_drain(rma->conn);
+}
+
+/* A chunk is in the ring: the next stays in place (order), or done. */
+void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx)
+{
+	struct p4t_shm_rma *rma = tx->rma;
+	struct p4t_shm_conn *conn = rma->conn;
+
+	conn->iface->stats.ring_rma_bytes += tx->len - tx->head_len;
+	if (rma->pos < rma->len) {
+		p4t_shm_rma_arm(rma);
+		p4t_shm_txq_add(conn, tx, true);
+		return;
+	}
+	rma->in_txq = false;
+	/* a push now waits for PUSH_DONE; a stream is over */
+	if (rma->kind == P4T_SHM_RMA_STREAM)
+		p4t_shm_rma_free(conn->iface, rma);
+}
+
+/* Unexposed while streaming: what is left is refused. */
+static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	struct p4t_shm_ctl done = { .id = rma->id, .status = status };
+
+	if (rma->in_txq) {
+		/* chunks are single records: none is half written */
+		conn->txq_bytes -= rma->tx.len - rma->tx.done;
+		p4u_list_remove(&rma->tx.ev.node);
+	}
+	p4t_shm_rma_free(conn->iface, rma);
+	if (p4t_shm_conn_live(conn) &&
+	    p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_DONE, &done, NULL, 0))
+		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_ENOMEM);
+	if (p4u_list_empty(&conn->txq))
+		p4u_list_remove(&conn->backlog);
+}
+
+/* ---- posting --------------------------------------------------------------------------- */
+
+static int p4t_shm_rma_check(struct p4t_conn *conn, const struct iovec *local,
+			     size_t iovcnt, size_t len,
+			     const struct p4w_cookie *remote)
+{
+	size_t local_len;
+
+	if (!conn || !remote || iovcnt > P4T_SHM_MAX_IOV ||
+	    p4u_iov_len(local, iovcnt, &local_len))
+		return -FI_EINVAL;
+	return local_len < len ? -FI_EINVAL : 0;
+}
+
+/* Checks every pull and push shares; 1 when rma was completed here. */
+static int p4t_shm_rma_start(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	int status;
+
+	if (rma->remote_off > rma->remote.length ||
+	    rma->len > rma->remote.length - rma->remote_off)
+		status = -FI_EINVAL;
+	else if (!p4t_shm_conn_live(conn))
+		status = -FI_ECONNABORTED;
+	else {
+		p4u_list_insert_tail(&conn->rmas, &rma->link);
+		return 0;
+	}
+	rma->ev.status = status;
+	p4t_shm_ev_post_conn(conn, &rma->ev);
+	return 1;
+}
+
+static int p4t_shm_pull_ask(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	struct p4t_shm_ctl req = {
+		.id = p4t_shm_rma_id(rma),
+		.key = rma->remote.key,
+		.off = rma->remote_off,
+		.len = rma->len,
+		.flags = rma->ring ? P4T_SHM_CTL_RING : 0,
+	};
+
+	return p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_REQ, &req, NULL, 0);
+}
+
+int p4t_shm_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
+		 const struct p4w_cookie *remote, uint64_t remote_off,
+		 const struct iovec *local, size_t iovcnt, size_t len,
+		 void *op_ctx)
+{
+	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
+	struct p4t_shm_conn *conn = p4t_shm_conn_of(conn_);
+	struct p4t_shm_rma *rma;
+	int ret;
+
+	ret = p4t_shm_rma_check(conn_, local, iovcnt, len, remote);
+	if (ret)
+		return ret;
+	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_PULL, local, iovcnt);
+	if (!rma)
+		return -FI_EAGAIN;
+	rma->op_ctx = op_ctx;
+	rma->len = len;
+	rma->remote = *remote;
+	rma->remote_off = remote_off;
+	rma->ring = !conn->cma;
+	iface->stats.pulls++;
+	if (p4t_shm_rma_start(rma))
+		return 0;
+	ret = p4t_shm_pull_ask(rma);
+	if (ret)
+		p4t_shm_rma_free(iface, rma);
+	return ret;
+}
+
+int p4t_shm_push(struct p4t_iface *iface_, struct p4t_conn *conn_,
+		 const struct iovec *local, size_t iovcnt, size_t len,
+		 const struct p4w_cookie *remote, uint64_t remote_off,
+		 void *op_ctx)
+{
+	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
+	struct p4t_shm_conn *conn = p4t_shm_conn_of(conn_);
+	struct p4t_shm_piece *pieces;
+	struct iovec *sl;
+	struct p4t_shm_rma *rma;
+	struct p4t_shm_ctl req;
+	size_t i, n;
+	int ret;
+
+	ret = p4t_shm_rma_check(conn_, local, iovcnt, len, remote);
+	if (ret)
+		return ret;
+	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_PUSH, local, iovcnt);
+	if (!rma)
+		return -FI_EAGAIN;
+	rma->op_ctx = op_ctx;
+	rma->len = len;
+	rma->remote = *remote;
+	rma->remote_off = remote_off;
+	iface->stats.pushes++;
+	if (p4t_shm_rma_start(rma))
+		return 0;
+	if (!conn->peer_reads || !iface->cma) {
+		p4t_shm_rma_stream(rma);
+		return 0;
+	}
+	/* the owner reads our pieces itself once it checked its exposure */
+	sl = malloc((iovcnt ? iovcnt : 1) * (sizeof(*sl) + sizeof(*pieces)));
+	if (!sl) {
+		p4t_shm_rma_free(iface, rma);
+		return -FI_ENOMEM;
+	}
+	pieces = (struct p4t_shm_piece *)(sl + (iovcnt ? iovcnt : 1));
+	n = p4t_shm_iov_slice(local, iovcnt, 0, len, sl, iovcnt);
+	for (i = 0; i < n; i++) {
+		pieces[i].addr = (uint64_t)(uintptr_t)sl[i].iov_base;
+		pieces[i].len = sl[i].iov_len;
+	}
+	memset(&req, 0, sizeof(req));
+	req.id = p4t_shm_rma_id(rma);
+	req.key = remote->key;
+	req.off = remote_off;
+	req.len = len;
+	req.niov = (uint32_t)n;
+	ret = p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_REQ, &req, pieces,
+			       n * sizeof(*pieces));
+	free(sl);
+	if (ret)
+		p4t_shm_rma_free(iface, rma);
+	return ret;
+}
+
+/* ---- frames from the peer ------------------------------------------------------------- */
+
+/* Our pull or push named by id, or NULL. */
+static struct p4t_shm_rma *p4t_shm_rma_find(struct p4t_shm_conn *conn,
+					    uint64_t id,
+					    enum p4t_shm_rma_kind kind)
+{
+	struct p4t_shm_rma *rma = p4u_pool_lookup(&conn->iface->rmas, id);
+
+	if (!rma || rma->kind != kind || rma->conn != conn ||
+	    !p4u_list_node_linked(&rma->link))
+		return NULL;
+	return rma;
+}
+
+/* The peer's pieces after ctl, as iovecs (a fresh array), or NULL. */
+static struct iovec *p4t_shm_pieces(const struct p4t_shm_ctl *ctl,
+				    const uint8_t *more, size_t more_len,
+				    uint64_t want)
+{
+	struct p4t_shm_piece p;
+	struct iovec *iov;
+	uint64_t sum = 0;
+	uint32_t i;
+
+	if (ctl->niov > P4T_SHM_MAX_IOV ||
+	    more_len != (size_t)ctl->niov * sizeof(p))
+		return NULL;
+	iov = malloc((ctl->niov ? ctl->niov : 1) * sizeof(*iov));
+	if (!iov)
+		return NULL;
+	for (i = 0; i < ctl->niov; i++) {
+		memcpy(&p, more + i * sizeof(p), sizeof(p));
+		if (p.len > want - sum) {
+			free(iov);
+			return NULL;
+		}
+		sum += p.len;
+		iov[i].iov_base = (void *)(uintptr_t)p.addr;
+		iov[i].iov_len = p.len;
+	}
+	if (sum != want) {
+		free(iov);
+		return NULL;
+	}
+	return iov;
+}
+
+static int p4t_shm_rx_pull_req(struct p4t_shm_conn *conn,
+			       const struct p4t_shm_ctl *req)
+{
+	struct p4t_shm_iface *iface = conn->iface;
+	struct p4t_shm_ctl ans = { .id = req->id };
+	struct p4t_shm_piece *pieces;
+	struct p4t_shm_mem *mem;
+	struct p4t_shm_rma *rma;
+	struct iovec *sl;
+	size_t i, n;
+	int ret;
+
+	ans.status = p4t_shm_mem_lookup(conn, req->key, req->off, req->len,
+					P4T_ACCESS_READ, &mem);
+	if (ans.status)
+		return p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_DONE, &ans,
+					NULL, 0);
+	if (!(req->flags & P4T_SHM_CTL_RING) && iface->cma &&
+	    conn->peer_reads) {
+		/* the checked pieces; the puller reads them itself */
+		sl = malloc((mem->iovcnt ? mem->iovcnt : 1) *
+			    (sizeof(*sl) + sizeof(*pieces)));
+		if (!sl)
+			return -FI_ENOMEM;
+		pieces = (struct p4t_shm_piece *)(sl + (mem->iovcnt ?
+							mem->iovcnt : 1));
+		n = p4t_shm_iov_slice(mem->iov, mem->iovcnt, req->off,
+				      req->len, sl, mem->iovcnt);
+		for (i = 0; i < n; i++) {
+			pieces[i].addr = (uint64_t)(uintptr_t)sl[i].iov_base;
+			pieces[i].len = sl[i].iov_len;
+		}
+		ans.niov = (uint32_t)n;
+		ans.len = req->len;
+		ret = p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_GRANT, &ans,
+				       pieces, n * sizeof(*pieces));
+		free(sl);
+		return ret;
+	}
+	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_STREAM, NULL, 0);
+	if (!rma) {
+		ans.status = -FI_ENOMEM;
+		return p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_DONE, &ans,
+					NULL, 0);
+	}
+	rma->id = req->id;
+	rma->len = req->len;
+	rma->mem = mem;
+	rma->mem_off = req->off;
+	p4u_list_insert_tail(&mem->streams, &rma->link);
+	p4t_shm_rma_stream(rma);
+	return 0;
+}
+
+static int p4t_shm_rx_grant(struct p4t_shm_conn *conn,
+			    const struct p4t_shm_ctl *ans, const uint8_t *more,
+			    size_t more_len)
+{
+	struct p4t_shm_rma *rma = p4t_shm_rma_find(conn, ans->id,
+						   P4T_SHM_RMA_PULL);
+	struct iovec *remote;
+	int ret;
+
+	if (!rma || ans->len != rma->len)
+		return -FI_EPROTO;
+	remote = p4t_shm_pieces(ans, more, more_len, rma->len);
+	if (!remote)
+		return -FI_EPROTO;
+	ret = p4t_shm_cma_read(conn, rma->iov, rma->iovcnt, remote, ans->niov,
+			       rma->len);
+	free(remote);
+	if (p4t_shm_cma_refused(ret)) {
+		/* from now on this link copies through the ring */
+		conn->iface->stats.cma_refused++;
+		conn->cma = false;
+		rma->ring = true;
+		return p4t_shm_pull_ask(rma);
+	}
+	p4t_shm_rma_complete(rma, !ret ? 0 : ret == -ESRCH ?
+			     -FI_ECONNABORTED : -FI_EIO);
+	return 0;
+}
+
+static int p4t_shm_rx_pull_data(struct p4t_shm_conn *conn, uint16_t type,
+				const struct p4t_shm_ctl *ctl,
+				const uint8_t *data, size_t n)
+{
+	struct p4t_shm_rma *rma = p4t_shm_rma_find(conn, ctl->id,
+						   P4T_SHM_RMA_PULL);
+
+	if (!rma)
+		return -FI_EPROTO;
+	if (type == P4T_SHM_F_PULL_DONE) {
+		p4t_shm_rma_complete(rma, ctl->status > 0 ? -FI_EIO :
+					  ctl->status);
+		return 0;
+	}
+	if (ctl->len != n || ctl->off > rma->len || n > rma->len - ctl->off)
+		return -FI_EPROTO;
+	p4t_shm_iov_put(rma->iov, rma->iovcnt, ctl->off, data, n);
+	conn->iface->stats.ring_rma_bytes += n;
+	if (ctl->flags & P4T_SHM_CTL_LAST)
+		p4t_shm_rma_complete(rma, 0);
+	return 0;
+}
+
+static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
+			       const struct p4t_shm_ctl *req,
+			       const uint8_t *more, size_t more_len)
+{
+	struct p4t_shm_ctl ans = { .id = req->id };
+	struct p4t_shm_mem *mem;
+	struct iovec *remote, local[P4T_SHM_MAX_IOV];
+	size_t n;
+
+	remote = p4t_shm_pieces(req, more, more_len, req->len);
+	if (!remote)
+		return -FI_EPROTO;
+	ans.status = p4t_shm_mem_lookup(conn, req->key, req->off, req->len,
+					P4T_ACCESS_WRITE, &mem);
+	if (!ans.status && !conn->cma) {
+		ans.status = P4T_SHM_ST_RING;
+	} else if (!ans.status) {
+		n = p4t_shm_iov_slice(mem->iov, mem->iovcnt, req->off,
+				      req->len, local, P4T_SHM_MAX_IOV);
+		ans.status = p4t_shm_cma_read(conn, local, n, remote,
+					      req->niov, req->len);
+		if (p4t_shm_cma_refused(ans.status)) {
+			conn->iface->stats.cma_refused++;
+			conn->cma = false;
+			ans.status = P4T_SHM_ST_RING;
+		} else if (ans.status) {
+			ans.status = -FI_EIO;
+		}
+	}
+	free(remote);
+	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
+}
+
+static int p4t_shm_rx_push_done(struct p4t_shm_conn *conn,
+				const struct p4t_shm_ctl *ans)
+{
+	struct p4t_shm_rma *rma = p4t_shm_rma_find(conn, ans->id,
+						   P4T_SHM_RMA_PUSH);
+
+	if (!rma || rma->in_txq)
+		return -FI_EPROTO;
+	if (ans->status == P4T_SHM_ST_RING && !rma->ring) {
+		conn->peer_reads = false;
+		p4t_shm_rma_stream(rma);
+		return 0;
+	}
+	p4t_shm_rma_complete(rma, ans->status > 0 ? -FI_EIO : ans->status);
+	return 0;
+}
+
+/* Ring-mode push data: each chunk checked against the exposure. */
+static int p4t_shm_rx_push_data(struct p4t_shm_conn *conn,
+				const struct p4t_shm_ctl *ctl,
+				const uint8_t *data, size_t n)
+{
+	struct p4t_shm_ctl ans = { .id = ctl->id };
+	struct p4t_shm_mem *mem;
+	int ret;
+
+	if (ctl->len != n)
+		return -FI_EPROTO;
+	if (ctl->flags & P4T_SHM_CTL_FIRST) {
+		conn->push_id = ctl->id;
+		conn->push_status = 0;
+	} else if (conn->push_id != ctl->id) {
+		return -FI_EPROTO;
+	}
+	if (!conn->push_status) {
+		ret = p4t_shm_mem_lookup(conn, ctl->key, ctl->off, n,
+					 P4T_ACCESS_WRITE, &mem);
+		if (ret)
+			conn->push_status = ret;
+		else
+			p4t_shm_iov_put(mem->iov, mem->iovcnt, ctl->off, data,
+					n);
+		conn->iface->stats.ring_rma_bytes += ret ? 0 : n;
+	}
+	if (!(ctl->flags & P4T_SHM_CTL_LAST))
+		return 0;
+	ans.status = conn->push_status;
+	conn->push_id = 0;
+	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
+}
+
+/* An RMA frame from the peer: 0, or < 0 when it is malformed. */
+int p4t_shm_rma_frame(struct p4t_shm_conn *conn, uint16_t type,
+		      const uint8_t *body, size_t len)
+{
+	struct p4t_shm_ctl ctl;
+	const uint8_t *more = body + sizeof(ctl);
+	size_t more_len = len - sizeof(ctl);
+
+	if (len < sizeof(ctl))
+		return -FI_EPROTO;
+	memcpy(&ctl, body, sizeof(ctl));
+	switch (type) {
+	case P4T_SHM_F_PULL_REQ:
+		return p4t_shm_rx_pull_req(conn, &ctl);
+	case P4T_SHM_F_PULL_GRANT:
+		return p4t_shm_rx_grant(conn, &ctl, more, more_len);
+	case P4T_SHM_F_PULL_DATA:
+	case P4T_SHM_F_PULL_DONE:
+		return p4t_shm_rx_pull_data(conn, type, &ctl, more, more_len);
+	case P4T_SHM_F_PUSH_REQ:
+		return p4t_shm_rx_push_req(conn, &ctl, more, more_len);
+	case P4T_SHM_F_PUSH_DATA:
+		return p4t_shm_rx_push_data(conn, &ctl, more, more_len);
+	case P4T_SHM_F_PUSH_DONE:
+		return p4t_shm_rx_push_done(conn, &ctl);
+	default:
+		return -FI_EPROTO;
+	}
+}
