@@ -233,6 +233,10 @@ static void ptl_config_read(void)
 
 	ptl_lib.transport = s && !strcmp(s, "loop") ? &p4t_loop_ops :
 						       &p4t_tcp_ops;
+	/* processes of one host over shared memory unless PTL_SHM=0 */
+	s = getenv("PTL_SHM");
+	ptl_lib.local_transport = ptl_lib.transport == &p4t_tcp_ops &&
+				  !(s && !strcmp(s, "0")) ? &p4t_shm_ops : NULL;
 	ptl_lib.port_base = 20000;
 	s = getenv("PTL_PORT_BASE");
 	if (s) {

@@ -222,6 +222,7 @@ static int ptl_ni_open_engine(struct ptl_ni *ni, ptl_pid_t pid,
 			P4E_NI_PHYSICAL);
 	attr.desired = *desired;
 	attr.transport = ptl_lib.transport;
+	attr.local_transport = ptl_lib.local_transport;
 	ptl_ni_addr(ni->kind, ptl_lib.nid, pid, &sin);
 	attr.addr = &sin;
 	attr.addrlen = sizeof(sin);

@@ -153,6 +153,7 @@ struct ptl_lib {
 	ptl_nid_t nid;
 	/* configuration read at PtlInit */
 	const struct p4t_ops *transport;
+	const struct p4t_ops *local_transport;	/* NULL: PTL_SHM=0 */
 	uint32_t port_base;
 	uint64_t peer_timeout_ms;	/* PTL_PEER_TIMEOUT, 0: the default */
 	ptl_pid_t pid_hint;	/* PTL_PID: what PTL_PID_ANY tries first */

@@ -57,6 +57,10 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 	struct p4e_ni_attr attr = {
 		.options = P4E_NI_MATCHING | P4E_NI_PHYSICAL,
 		.transport = domain->transport,
+		/* peers on this host through shared memory (loop: tests) */
+		.local_transport = p4f_params.shm &&
+				   domain->transport != &p4t_loop_ops ?
+				   &p4t_shm_ops : NULL,
 		.addr = addr,
 		.addrlen = p4f_sockaddr_len(&addr->sa),
 		.port_low = (uint16_t)p4f_params.port_low,
