@@ -97,6 +97,22 @@ static int p4t_shm_info_send(struct p4t_shm_conn *conn)
 }
 
 /*
+ * Answering a link failed (ret < 0). A peer that is gone already (it
+ * wrote, then exited before we answered: EPIPE, ECONNRESET) still has
+ * what it wrote delivered first, as at its EOF; anything else fails the
+ * link at once.
+ */
+static void p4t_shm_accept_failed(struct p4t_shm_conn *conn, int ret)
+{
+	if (!ret)
+		return;
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		p4t_shm_conn_gone(conn, -FI_ECONNRESET);
+	else
+		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, ret);
+}
+
+/*
  * A collision we lose: the peer's link replaces ours. The peer refuses
  * our HELLO unread, so all we wrote into our ring, then our queue, goes
  * into its segment, in order.
@@ -128,10 +144,9 @@ static void p4t_shm_conn_adopt(struct p4t_shm_conn *conn, int fd, int wake,
 		ret = p4t_shm_watch_add(iface, fd, &conn->watch);
 	if (!ret)
 		ret = p4t_shm_ack_send(conn);
-	if (ret)
-		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, ret);
-	else
+	if (!ret)
 		(void)p4t_shm_txq_drain(conn);
+	p4t_shm_accept_failed(conn, ret);
 }
 
 /* A new link from a peer: announced to the engine, then acknowledged. */
@@ -177,8 +192,7 @@ static void p4t_shm_conn_accepted(struct p4t_shm_iface *iface, int fd,
 	ret = p4t_shm_watch_add(iface, fd, &conn->watch);
 	if (!ret)
 		ret = p4t_shm_ack_send(conn);
-	if (ret)
-		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, ret);
+	p4t_shm_accept_failed(conn, ret);
 }
 
 /* Refuse a HELLO: nothing of its segment is read. */

@@ -224,3 +224,49 @@ SHM_TEST(peer_killed_mid_stream)
 	cr_expect_eq(stats_of(&sa).links, 0);
 	cr_expect_eq(dev_shm_ours(kid), 0, "something of ours in /dev/shm");
 }
+
+/* ---- a peer gone before its link is accepted ------------------------------ */
+
+/*
+ * The child connects, sends three messages and exits before this side
+ * has looked at its connection at all (as a program that sends, then
+ * calls _exit): what it wrote is delivered, in order, and then the link
+ * fails. Both the credential check (its /proc entry is gone) and the
+ * HELLO_ACK (EPIPE) meet a dead peer; either once lost the messages.
+ */
+SHM_TEST(peer_gone_before_accept_still_delivers)
+{
+	struct side *s = &sc;
+	struct p4t_conn *conn;
+	int status, i;
+	size_t n;
+	pid_t kid;
+
+	side_close(&sb);
+	kid = fork();
+	cr_assert_geq(kid, 0);
+	if (!kid) {
+		memset(s, 0, sizeof(*s));
+		if (side_open_shm(s, 0, KID_PORT + 1) ||
+		    p4t_conn_get(s->iface, &sa.addr, sa.addrlen, &conn))
+			_exit(3);
+		for (i = 1; i <= 3; i++)
+			if (send_msg(s, conn, P4W_PUT, (uint32_t)i, 100 * i,
+				     false) != P4T_DONE)
+				_exit(4);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(kid, &status, 0), kid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status),
+		  "child status 0x%x", status);
+	PUMP_UNTIL(count(&sa, UP_CONN_FAILED) == 1);
+	cr_assert_eq(count(&sa, UP_RECV), 3, "the dead peer's messages");
+	for (i = 0, n = 0; i < (int)sa.nev; i++)
+		if (sa.ev[i].kind == UP_RECV) {
+			n++;
+			expect_msg(&sa.ev[i], (uint32_t)n, 100 * n);
+		}
+	cr_expect_eq(sa.ev[sa.nev - 1].kind, UP_CONN_FAILED);
+	pump_quiet(10);
+	cr_expect_eq(maps_segments(), 0, "the segment is still mapped");
+}
