@@ -87,13 +87,18 @@ static void p4t_shm_conn_peer(struct p4t_shm_conn *conn, int fd, int wake,
 /*
  * Tell the connector, first thing in the ring, whether we can read it:
  * its answers to our pull requests depend on it, and it may read them
- * before our HELLO_ACK on the socket.
+ * before our HELLO_ACK on the socket. Written into the ring, not queued:
+ * the ring is fresh (it fits), and a link we adopt may have a queue,
+ * which must not be drained before p4t_shm_ring_take_lost puts the lost
+ * ring's records ahead of it (the peer would get our messages out of
+ * order, and the engine drops as stale all after a gap in sequence).
  */
 static int p4t_shm_info_send(struct p4t_shm_conn *conn)
 {
 	struct p4t_shm_ctl info = { .status = conn->cma };
 
-	return p4t_shm_ctl_send(conn, P4T_SHM_F_INFO, &info, NULL, 0);
+	return p4t_shm_ring_frame(conn, P4T_SHM_F_INFO, &info, sizeof(info),
+				  NULL, 0) ? 0 : -FI_ENOSPC;
 }
 
 /*

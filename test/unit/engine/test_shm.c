@@ -229,6 +229,30 @@ SHM_TEST(simultaneous_connects_make_one_link)
 	expect_msg(&sa.ev[sa.nev - 1], 100, 10);
 }
 
+/*
+ * The side that loses the collision (sb: the higher address) has filled
+ * its ring and queued more before it learns of it: the ring's records,
+ * then the queue, go into the kept link in order (the INFO frame of the
+ * adopted link must not drain the queue ahead of the moved records).
+ */
+SHM_TEST(simultaneous_connects_with_a_full_ring_keep_order)
+{
+	struct p4t_conn *x = conn_to(&sa, &sb), *y = conn_to(&sb, &sa);
+	const uint32_t n = 600;
+	uint32_t i;
+
+	(void)x;
+	for (i = 0; i < n; i++)
+		cr_assert_eq(send_seq(&sb, y, i, 1000), P4T_DONE);
+	cr_assert_gt(stats_of(&sb).queued_copy, 0, "the ring never filled");
+	PUMP_UNTIL(count(&sa, UP_RECV) == n);
+	for (i = 0; i < n; i++)
+		expect_msg(&sa.ev[i], i, 1000);
+	cr_expect_geq(stats_of(&sb).collisions, 1);
+	cr_expect_eq(count(&sa, UP_CONN_FAILED) + count(&sb, UP_CONN_FAILED),
+		     0);
+}
+
 SHM_TEST(auth_key_mismatch_is_refused)
 {
 	struct p4t_conn *x;
