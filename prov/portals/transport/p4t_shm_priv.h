@@ -200,6 +200,7 @@ enum p4t_shm_buf_kind {
 	P4T_SHM_BUF_NONE,	/* body is the caller's (P4T_QUEUED) */
 	P4T_SHM_BUF_POOL,	/* iface->bufs */
 	P4T_SHM_BUF_HEAP,
+	P4T_SHM_BUF_SMALL,	/* inside the tx, one malloc (p4t_shm_send.c) */
 };
 
 struct p4t_shm_rma;
@@ -207,7 +208,9 @@ struct p4t_shm_rma;
 /*
  * A frame of type, len bytes: head[0, head_len) then the body from
  * body_off; done of them are in the ring. A raw tx (moved from a lost
- * ring) rewrites one record with its own flags and total.
+ * ring) rewrites one record with its own flags and total. iov_inline and
+ * head come last: a small copy's tx ends where they begin, its bytes in
+ * their place (P4T_SHM_BUF_SMALL).
  */
 struct p4t_shm_tx {
 	struct p4t_shm_ev ev;
@@ -230,8 +233,8 @@ struct p4t_shm_tx {
 	void *buf;
 	struct iovec one;
 	struct iovec *iov_heap;
-	struct iovec iov_inline[P4T_SHM_TX_IOV];
 	struct p4t_shm_rma *rma;	/* ring-mode data: the next chunk */
+	struct iovec iov_inline[P4T_SHM_TX_IOV];
 	uint8_t head[P4T_SHM_HEAD_MAX];
 };
 

@@ -19,8 +19,22 @@
 
 #include "p4t_shm_priv.h"
 
+/*
+ * A copy of up to P4T_SHM_SMALL_MAX bytes is kept inside its tx: one
+ * allocation sized to the message, the tx cut short where the fields
+ * only a reference send uses begin (iov_inline, head), the bytes in
+ * their place. A pooled tx with a pool buffer would take over 4 KiB for
+ * each small send queued behind a full ring.
+ */
+#define P4T_SHM_SMALL_OFF	offsetof(struct p4t_shm_tx, iov_inline)
+#define P4T_SHM_SMALL_MAX	(sizeof(struct p4t_shm_tx) - P4T_SHM_SMALL_OFF)
+
 void p4t_shm_tx_free(struct p4t_shm_iface *iface, struct p4t_shm_tx *tx)
 {
+	if (tx->buf_kind == P4T_SHM_BUF_SMALL) {
+		free(tx);
+		return;
+	}
 	if (tx->buf_kind == P4T_SHM_BUF_POOL)
 		p4u_pool_free(&iface->bufs, tx->buf);
 	else if (tx->buf_kind == P4T_SHM_BUF_HEAP)
@@ -65,22 +79,49 @@ static void *p4t_shm_tx_buf(struct p4t_shm_iface *iface,
 	return tx->buf;
 }
 
+/* A tx of a frame of len bytes owning a copy of size of them (its body). */
+static struct p4t_shm_tx *p4t_shm_tx_owned(struct p4t_shm_iface *iface,
+					   uint16_t type, size_t len,
+					   size_t size)
+{
+	struct p4t_shm_tx *tx;
+
+	if (size > P4T_SHM_SMALL_MAX) {
+		tx = p4t_shm_tx_alloc(iface, type, len);
+		if (tx && !p4t_shm_tx_buf(iface, tx, size)) {
+			p4t_shm_tx_free(iface, tx);
+			tx = NULL;
+		}
+		return tx;
+	}
+	tx = calloc(1, P4T_SHM_SMALL_OFF + size);
+	if (!tx)
+		return NULL;
+	tx->type = type;
+	tx->len = len;
+	tx->ev.kind = P4T_SHM_EV_SEND_DONE;
+	p4u_list_node_init(&tx->ev.node);
+	tx->buf = (uint8_t *)tx + P4T_SHM_SMALL_OFF;
+	tx->buf_kind = P4T_SHM_BUF_SMALL;
+	tx->one.iov_base = tx->buf;
+	tx->one.iov_len = size;
+	tx->body = &tx->one;
+	tx->body_cnt = 1;
+	return tx;
+}
+
 /* A queued copy of the frame a then b. */
 struct p4t_shm_tx *p4t_shm_tx_copy(struct p4t_shm_conn *conn, uint16_t type,
 				   const void *a, size_t alen, const void *b,
 				   size_t blen)
 {
-	struct p4t_shm_iface *iface = conn->iface;
-	struct p4t_shm_tx *tx = p4t_shm_tx_alloc(iface, type, alen + blen);
+	struct p4t_shm_tx *tx = p4t_shm_tx_owned(conn->iface, type,
+						 alen + blen, alen + blen);
 	uint8_t *buf;
 
 	if (!tx)
 		return NULL;
-	buf = p4t_shm_tx_buf(iface, tx, alen + blen);
-	if (!buf) {
-		p4t_shm_tx_free(iface, tx);
-		return NULL;
-	}
+	buf = tx->buf;
 	if (alen)
 		memcpy(buf, a, alen);
 	if (blen)
@@ -218,14 +259,13 @@ static int p4t_shm_send_queue(struct p4t_shm_conn *conn,
 	struct p4t_shm_iface *iface = conn->iface;
 	size_t rest = tmp->len - tmp->done;
 	struct p4t_shm_tx *tx;
-	uint8_t *buf;
 
-	tx = p4t_shm_tx_alloc(iface, P4T_SHM_F_MSG, tmp->len);
-	if (!tx)
-		return -FI_ENOMEM;
-	tx->done = tmp->done;
 	if (op_ctx && rest > P4T_SHM_MAX_INLINE &&
 	    tmp->head_len <= P4T_SHM_HEAD_MAX) {
+		tx = p4t_shm_tx_alloc(iface, P4T_SHM_F_MSG, tmp->len);
+		if (!tx)
+			return -FI_ENOMEM;
+		tx->done = tmp->done;
 		memcpy(tx->head, tmp->head, tmp->head_len);
 		tx->head_len = tmp->head_len;
 		tx->body = tx->iov_inline;
@@ -246,13 +286,12 @@ static int p4t_shm_send_queue(struct p4t_shm_conn *conn,
 		p4t_shm_txq_add(conn, tx, false);
 		return P4T_QUEUED;
 	}
-	buf = p4t_shm_tx_buf(iface, tx, rest ? rest : 1);
-	if (!buf) {
-		p4t_shm_tx_free(iface, tx);
+	tx = p4t_shm_tx_owned(iface, P4T_SHM_F_MSG, tmp->len, rest ? rest : 1);
+	if (!tx)
 		return -FI_ENOMEM;
-	}
+	tx->done = tmp->done;
 	tx->one.iov_len = rest;
-	p4t_shm_src_copy(buf, tmp->head, tmp->head_len, tmp->body,
+	p4t_shm_src_copy(tx->buf, tmp->head, tmp->head_len, tmp->body,
 			 tmp->body_cnt, 0, tmp->done, rest);
 	/* the bytes before done are in the ring: the buffer starts there */
 	tx->skip = tmp->done;
@@ -308,15 +347,12 @@ int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		tmp.body = NULL;
 	}
 	if (!tmp.body && iovcnt) {
-		struct p4t_shm_tx *tx = p4t_shm_tx_alloc(iface, P4T_SHM_F_MSG,
-							 len);
-		uint8_t *buf = tx ? p4t_shm_tx_buf(iface, tx, len) : NULL;
+		struct p4t_shm_tx *tx = p4t_shm_tx_owned(iface, P4T_SHM_F_MSG,
+							 len, len);
+		uint8_t *buf = tx ? tx->buf : NULL;
 
-		if (!buf) {
-			if (tx)
-				p4t_shm_tx_free(iface, tx);
+		if (!buf)
 			return -FI_ENOMEM;
-		}
 		memcpy(buf, hdr, hdr_len);
 		p4t_shm_src_copy(buf + hdr_len, NULL, 0, iov, iovcnt, 0, 0,
 				 len - hdr_len);

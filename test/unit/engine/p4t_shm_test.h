@@ -6,7 +6,7 @@
  * from them, so parallel runs must not meet), opening sides on them,
  * pumping progress the way the engine's worker sleeps (wait_arm, then
  * the wait fd) until a condition holds (bounded, failing on timeout),
- * stats, and bringing a link up.
+ * stats, the heap in use, and bringing a link up.
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.
@@ -15,6 +15,7 @@
 #define P4T_SHM_TEST_H
 
 #include <errno.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,14 @@ static inline void pump_quiet(int ms)
 		if (now_ms() - t0 >= (uint64_t)ms)
 			return;
 	}
+}
+
+/* Heap in use: what malloc handed out, mmap'd blocks included. */
+static inline size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
 }
 
 static inline struct p4t_shm_stats stats_of(struct side *s)

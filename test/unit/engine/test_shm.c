@@ -135,6 +135,37 @@ SHM_TEST(flood_refuses_requests_queues_responses_in_order)
 }
 
 /*
+ * Small sends queued behind a full ring cost about their size (their
+ * copy inside the tx), not a pooled tx and a P4T_SHM_BUF_SIZE buffer
+ * (over 4 KiB each); copies on both sides of that bound arrive whole
+ * and in order.
+ */
+SHM_TEST(queued_small_sends_cost_their_size)
+{
+	const uint32_t n = 2000, mixed = 64;
+	struct p4t_conn *x, *y;
+	uint32_t seq = 0, i;
+	size_t h0, per;
+
+	x = link_up(&sa, &sb, &y);
+	/* sb does not read: the ring fills, then sends are queued */
+	while (stats_of(&sa).queued_copy == 0)
+		cr_assert_eq(send_seq(&sa, x, seq++, 8), P4T_DONE);
+	h0 = heap_in_use();
+	for (i = 0; i < n; i++)
+		cr_assert_eq(send_seq(&sa, x, seq++, 8), P4T_DONE);
+	per = (heap_in_use() - h0) / n;
+	cr_expect_leq(per, HL + 8 + 256, "a queued send of 8 B costs %zu B",
+		      per);
+	for (i = 0; i < mixed; i++, seq++)
+		cr_assert_eq(send_seq(&sa, x, seq, 240 + i % 16), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) == seq);
+	for (i = 0; i < seq; i++)
+		expect_msg(&sb.ev[i], i, i < seq - mixed ? 8 :
+			   240 + (i - (seq - mixed)) % 16);
+}
+
+/*
  * wait_arm: with nothing there it says sleep, and the wait fd is quiet;
  * an arrival then makes it readable. Without arming, no wake-up is sent
  * (progress finds the message).
