@@ -42,6 +42,8 @@ void p4t_shm_tx_free(struct p4t_shm_iface *iface, struct p4t_shm_tx *tx)
 	free(tx->iov_heap);
 	if (tx->pooled)
 		p4u_pool_free(&iface->txs, tx);
+	else
+		free(tx);
 }
 
 static struct p4t_shm_tx *p4t_shm_tx_alloc(struct p4t_shm_iface *iface,
@@ -49,9 +51,12 @@ static struct p4t_shm_tx *p4t_shm_tx_alloc(struct p4t_shm_iface *iface,
 {
 	struct p4t_shm_tx *tx = p4u_pool_alloc(&iface->txs);
 
-	if (!tx)
+	/* past the pool's bound the heap: messages that are not requests
+	 * must never be refused short of memory (p4t.h) */
+	if (tx)
+		tx->pooled = true;
+	else if (!(tx = calloc(1, sizeof(*tx))))
 		return NULL;
-	tx->pooled = true;
 	tx->type = type;
 	tx->len = len;
 	tx->ev.kind = P4T_SHM_EV_SEND_DONE;
@@ -63,10 +68,10 @@ static struct p4t_shm_tx *p4t_shm_tx_alloc(struct p4t_shm_iface *iface,
 static void *p4t_shm_tx_buf(struct p4t_shm_iface *iface,
 			    struct p4t_shm_tx *tx, size_t len)
 {
-	if (len <= P4T_SHM_BUF_SIZE) {
-		tx->buf = p4u_pool_alloc_raw(&iface->bufs);
+	if (len <= P4T_SHM_BUF_SIZE &&
+	    (tx->buf = p4u_pool_alloc_raw(&iface->bufs))) {
 		tx->buf_kind = P4T_SHM_BUF_POOL;
-	} else {
+	} else {	/* large, or past the pool's bound (as for txs) */
 		tx->buf = malloc(len);
 		tx->buf_kind = P4T_SHM_BUF_HEAP;
 	}

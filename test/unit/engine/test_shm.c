@@ -135,6 +135,34 @@ SHM_TEST(flood_refuses_requests_queues_responses_in_order)
 }
 
 /*
+ * Responses (no P4T_SEND_SEQ) are never refused short of memory: past the
+ * bound of the transport's buffer pool (65,536 copies of up to 4 KiB)
+ * their copies come from the heap. 70,000 of 1,000 B queued behind a
+ * ring the peer does not read, then all delivered in order.
+ */
+SHM_TEST(responses_past_the_buffer_pool_are_queued_not_refused)
+{
+	const uint32_t n = 70000;
+	struct p4t_conn *x, *y;
+	uint32_t i;
+	int ret;
+
+	x = link_up(&sa, &sb, &y);
+	for (i = 0; i < n; i++) {
+		ret = send_msg(&sa, x, P4W_ACK, i, 1000, false);
+		if (ret != P4T_DONE)
+			cr_assert_eq(ret, P4T_DONE, "response %u: %d", i, ret);
+	}
+	cr_expect_gt(stats_of(&sa).queued_copy, 65536);
+	PUMP_UNTIL(count(&sb, UP_RECV) == n);
+	for (i = 0; i < n; i += 997)
+		expect_msg(&sb.ev[i], i, 1000);
+	expect_msg(&sb.ev[n - 1], n - 1, 1000);
+	side_forget(&sb);
+	PUMP_UNTIL(!p4t_owes(sa.iface));
+}
+
+/*
  * Small sends queued behind a full ring cost about their size (their
  * copy inside the tx), not a pooled tx and a P4T_SHM_BUF_SIZE buffer
  * (over 4 KiB each); copies on both sides of that bound arrive whole
