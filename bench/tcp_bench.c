@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "p4e.h"
-#include "p4e_priv.h"	/* ni->iface, for the transport counters */
+#include "p4e_priv.h"	/* ni->xp[P4E_XP_NET].iface, for the transport counters */
 #include "p4t.h"
 #include "p4t_tcp.h"
 #include "p4_wire.h"
@@ -252,9 +252,9 @@ static void tb_engine(double *lat, double *bw)
 	for (i = 0; i < TB_NSIZES; i++) {
 		struct p4t_tcp_stats a, b;
 
-		p4t_tcp_stats(n.ni->iface, &a);
+		p4t_tcp_stats(n.ni->xp[P4E_XP_NET].iface, &a);
 		lat[i] = tb_engine_pingpong(&n, srv, tb_sizes[i]);
-		p4t_tcp_stats(n.ni->iface, &b);
+		p4t_tcp_stats(n.ni->xp[P4E_XP_NET].iface, &b);
 		if (!i)
 			tb_msgs_per_ping = (double)(b.msgs_sent - a.msgs_sent) /
 					   (tb_iters_for(tb_sizes[i]) * 11 / 10);
