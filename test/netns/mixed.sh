@@ -15,38 +15,23 @@ skip() { echo "SKIP: $*"; exit 77; }
 b=${P4_TEST_BUILDDIR:-$(dirname "$0")/../..}
 fx=$b/fabtests-ext/fx_directed
 [ -x "$fx" ] || skip "fx_directed not built ($fx)"
-[ "$(id -u)" = 0 ] || skip "needs root for namespaces"
-command -v ip >/dev/null 2>&1 || skip "no ip(8)"
 command -v unshare >/dev/null 2>&1 || skip "no unshare(1)"
 export FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$b/.libs}
 export FI_PORTALS_STATS=1
 
-ns_a=p4m_a_$$
-ns_b=p4m_b_$$
-veth_a=p4ma$$
-veth_b=p4mb$$
+# the two "hosts" (their names, veth and addresses 10.78.0.1 / .2)
+. "$(dirname "$0")/../hostile/netns_lib.sh"
+netns_require
 dir=$(mktemp -d) || exit 1
 
 cleanup() {
-	ip netns del "$ns_a" 2>/dev/null
-	ip netns del "$ns_b" 2>/dev/null
+	netns_down
 	rm -rf "$dir"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ip netns add "$ns_a" 2>/dev/null || skip "cannot create network namespaces"
-ip netns add "$ns_b" || exit 1
-ip link add "$veth_a" type veth peer name "$veth_b" || skip "no veth"
-ip link set "$veth_a" netns "$ns_a" || exit 1
-ip link set "$veth_b" netns "$ns_b" || exit 1
-ip -n "$ns_a" addr add 10.78.0.1/24 dev "$veth_a" || exit 1
-ip -n "$ns_b" addr add 10.78.0.2/24 dev "$veth_b" || exit 1
-for ns in "$ns_a" "$ns_b"; do
-	ip -n "$ns" link set lo up || exit 1
-done
-ip -n "$ns_a" link set "$veth_a" up || exit 1
-ip -n "$ns_b" link set "$veth_b" up || exit 1
+netns_up p4m 10.78.0
 unshare --pid --fork --mount-proc true 2>/dev/null ||
 	skip "cannot create PID namespaces"
 
@@ -62,7 +47,7 @@ run() {
 	d=$dir/$label
 	mkdir -p "$d"
 	in_ns "$ns_a" "
-		env $envset timeout 60 $fx -p portals -s 10.78.0.1 -B 0 -n 3 \
+		env $envset timeout 60 $fx -p portals -s $ip_a -B 0 -n 3 \
 			-T 50 > $d/srv.log 2>&1 &
 		srv=\$!
 		i=0
@@ -70,8 +55,8 @@ run() {
 			i=\$((i + 1)); [ \$i -lt 200 ] || exit 1; sleep 0.05
 		done
 		sed -n 's/^fx_oob_port //p' $d/srv.log > $d/port
-		env $envset timeout 60 $fx -p portals -s 10.78.0.1 \
-			-P \$(cat $d/port) -T 50 10.78.0.1 > $d/a2.log 2>&1
+		env $envset timeout 60 $fx -p portals -s $ip_a \
+			-P \$(cat $d/port) -T 50 $ip_a > $d/a2.log 2>&1
 		a2=\$?
 		wait \$srv; s=\$?
 		echo \$s > $d/srv.rc; echo \$a2 > $d/a2.rc
@@ -86,8 +71,8 @@ run() {
 	done
 	in_ns "$ns_b" "
 		for c in b1 b2; do
-			env $envset timeout 60 $fx -p portals -s 10.78.0.2 \
-				-P $(cat "$d/port") -T 50 10.78.0.1 \
+			env $envset timeout 60 $fx -p portals -s $ip_b \
+				-P $(cat "$d/port") -T 50 $ip_a \
 				> $d/\$c.log 2>&1 &
 		done
 		wait %1; echo \$? > $d/b1.rc

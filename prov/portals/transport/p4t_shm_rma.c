@@ -376,24 +376,33 @@ static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
 
 /* ---- posting --------------------------------------------------------------------------- */
 
-static int p4t_shm_rma_check(struct p4t_conn *conn, const struct iovec *local,
-			     size_t iovcnt, size_t len,
-			     const struct p4w_cookie *remote)
+/*
+ * What every pull and push does first: check the arguments, make the rma
+ * (*rma_p) and check its range and link. < 0: refused, nothing made; 1:
+ * completed here (its error event posted); 0: the caller goes on.
+ */
+static int p4t_shm_rma_post(struct p4t_conn *conn_, enum p4t_shm_rma_kind kind,
+			    const struct iovec *local, size_t iovcnt,
+			    size_t len, const struct p4w_cookie *remote,
+			    uint64_t remote_off, void *op_ctx,
+			    struct p4t_shm_rma **rma_p)
 {
+	struct p4t_shm_conn *conn = p4t_shm_conn_of(conn_);
+	struct p4t_shm_rma *rma;
 	size_t local_len;
-
-	if (!conn || !remote || iovcnt > P4T_SHM_MAX_IOV ||
-	    p4u_iov_len(local, iovcnt, &local_len))
-		return -FI_EINVAL;
-	return local_len < len ? -FI_EINVAL : 0;
-}
-
-/* Checks every pull and push shares; 1 when rma was completed here. */
-static int p4t_shm_rma_start(struct p4t_shm_rma *rma)
-{
-	struct p4t_shm_conn *conn = rma->conn;
 	int status;
 
+	if (!conn_ || !remote || iovcnt > P4T_SHM_MAX_IOV ||
+	    p4u_iov_len(local, iovcnt, &local_len) || local_len < len)
+		return -FI_EINVAL;
+	rma = p4t_shm_rma_alloc(conn, kind, local, iovcnt);
+	if (!rma)
+		return -FI_EAGAIN;
+	rma->op_ctx = op_ctx;
+	rma->len = len;
+	rma->remote = *remote;
+	rma->remote_off = remote_off;
+	*rma_p = rma;
 	if (rma->remote_off > rma->remote.length ||
 	    rma->len > rma->remote.length - rma->remote_off)
 		status = -FI_EINVAL;
@@ -432,20 +441,14 @@ int p4t_shm_pull(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	struct p4t_shm_rma *rma;
 	int ret;
 
-	ret = p4t_shm_rma_check(conn_, local, iovcnt, len, remote);
-	if (ret)
+	ret = p4t_shm_rma_post(conn_, P4T_SHM_RMA_PULL, local, iovcnt, len,
+			       remote, remote_off, op_ctx, &rma);
+	if (ret < 0)
 		return ret;
-	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_PULL, local, iovcnt);
-	if (!rma)
-		return -FI_EAGAIN;
-	rma->op_ctx = op_ctx;
-	rma->len = len;
-	rma->remote = *remote;
-	rma->remote_off = remote_off;
-	rma->ring = !conn->cma;
 	iface->stats.pulls++;
-	if (p4t_shm_rma_start(rma))
+	if (ret)
 		return 0;
+	rma->ring = !conn->cma;
 	ret = p4t_shm_pull_ask(rma);
 	if (ret)
 		p4t_shm_rma_free(iface, rma);
@@ -466,18 +469,12 @@ int p4t_shm_push(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	size_t i, n;
 	int ret;
 
-	ret = p4t_shm_rma_check(conn_, local, iovcnt, len, remote);
-	if (ret)
+	ret = p4t_shm_rma_post(conn_, P4T_SHM_RMA_PUSH, local, iovcnt, len,
+			       remote, remote_off, op_ctx, &rma);
+	if (ret < 0)
 		return ret;
-	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_PUSH, local, iovcnt);
-	if (!rma)
-		return -FI_EAGAIN;
-	rma->op_ctx = op_ctx;
-	rma->len = len;
-	rma->remote = *remote;
-	rma->remote_off = remote_off;
 	iface->stats.pushes++;
-	if (p4t_shm_rma_start(rma))
+	if (ret)
 		return 0;
 	if (!conn->peer_reads || !iface->cma) {
 		p4t_shm_rma_stream(rma);
