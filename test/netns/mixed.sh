@@ -51,7 +51,7 @@ run() {
 			-T 50 > $d/srv.log 2>&1 &
 		srv=\$!
 		i=0
-		until grep -q '^fx_oob_port ' $d/srv.log; do
+		until grep -qs '^fx_oob_port ' $d/srv.log; do
 			i=\$((i + 1)); [ \$i -lt 200 ] || exit 1; sleep 0.05
 		done
 		sed -n 's/^fx_oob_port //p' $d/srv.log > $d/port
