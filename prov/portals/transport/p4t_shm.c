@@ -133,6 +133,7 @@ static int p4t_shm_epoll_run(struct p4t_shm_iface *iface)
 	uint64_t val;
 	int i, n;
 
+	iface->stats.epoll_calls++;
 	n = epoll_wait(iface->epfd, evs, P4T_SHM_EPOLL_EVENTS, 0);
 	for (i = 0; i < n; i++) {
 		w = evs[i].data.ptr;
@@ -175,7 +176,9 @@ static void p4t_shm_reap(struct p4t_shm_iface *iface)
 	}
 }
 
-static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget)
+/* *settling: a link is still being made (its socket has news soon). */
+static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
+			     bool *settling)
 {
 	struct p4t_shm_conn *conn, *tmp;
 	int done = 0;
@@ -183,24 +186,46 @@ static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget)
 	p4u_list_foreach_entry_safe(&iface->backlog, conn, tmp,
 				    struct p4t_shm_conn, backlog)
 		done += p4t_shm_txq_drain(conn);
+	*settling = !p4u_list_empty(&iface->pend);
 	p4u_list_foreach_entry_safe(&iface->conns, conn, tmp,
 				    struct p4t_shm_conn, node) {
 		if (done >= budget)
 			break;
+		if (conn->state != P4T_SHM_CONN_UP)
+			*settling = true;
 		done += p4t_shm_ring_rx(conn, P4U_MIN(budget - done,
 						      P4T_SHM_READS));
 	}
 	return done;
 }
 
+/*
+ * Sockets (new links, handshakes, peers leaving) are asked every few
+ * calls while the rings stream; when they are idle, at once after a
+ * sleep or while a link is being made, else every P4T_SHM_IDLE_EPOLL_NS:
+ * a waiting process spins on the rings without a system call.
+ */
+static bool p4t_shm_epoll_due(struct p4t_shm_iface *iface, int rings,
+			      bool woke, bool settling)
+{
+	if (rings)
+		return !(iface->tick++ % P4T_SHM_EPOLL_EVERY);
+	if (woke || settling) {
+		iface->idle_epoll_ns = p4u_time_ns();
+		return true;
+	}
+	return p4u_time_due(&iface->idle_epoll_ns, P4T_SHM_IDLE_EPOLL_NS);
+}
+
 static int p4t_shm_progress(struct p4t_iface *iface_, int budget)
 {
 	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
 	struct p4t_shm_conn *conn;
+	bool woke = iface->armed, settling;
 	int done, rings;
 
 	iface->in_progress = true;
-	if (iface->armed) {
+	if (woke) {
 		/* we slept: peers may write our eventfd no more */
 		iface->armed = false;
 		p4u_list_foreach_entry(&iface->conns, conn,
@@ -209,14 +234,10 @@ static int p4t_shm_progress(struct p4t_iface *iface_, int budget)
 		iface->tick = 0;
 	}
 	done = p4t_shm_events_run(iface, budget);
-	rings = p4t_shm_rings_run(iface, budget > done ? budget - done : 1);
+	rings = p4t_shm_rings_run(iface, budget > done ? budget - done : 1,
+				  &settling);
 	done += rings;
-	/*
-	 * Sockets (new links, handshakes, peers leaving) are asked every
-	 * few calls while the rings stream, at once when they are idle: no
-	 * system call on the data path.
-	 */
-	if (!rings || !(iface->tick++ % P4T_SHM_EPOLL_EVERY))
+	if (p4t_shm_epoll_due(iface, rings, woke, settling))
 		done += p4t_shm_epoll_run(iface);
 	if (done < budget)
 		done += p4t_shm_events_run(iface, budget - done);

@@ -105,9 +105,11 @@
  * a link never acknowledged, -FI_ECONNRESET for a peer that went away,
  * -FI_ETIMEDOUT for a timeout); the segment is unmapped when the link is
  * freed at the end of that progress call. A killed peer is seen when
- * progress next asks the sockets once the kernel closed its own: at
- * once while the rings are idle (a dead peer's are), else within 16
- * calls.
+ * progress next asks the sockets once the kernel closed its own: within
+ * P4T_SHM_IDLE_EPOLL_NS while the rings are idle (a dead peer's are),
+ * else within 16 calls. While a link is being made, and after a sleep,
+ * the sockets are asked at every call; a spinning process with idle
+ * rings makes no system call in between.
  *
  * Deadlines on cfg.timers only: connect retries, the HELLO_ACK (and the
  * kept link after a collision) within peer_timeout_ms, an accepted
@@ -123,6 +125,7 @@
 #include "p4t.h"
 
 #define P4T_SHM_MAX_INLINE	4096	/* copied when queued */
+#define P4T_SHM_IDLE_EPOLL_NS	100000	/* idle rings: sockets this often */
 #define P4T_SHM_MAX_MSG		((size_t)8 << 20)	/* as tcp */
 #define P4T_SHM_RING		((size_t)256 << 10)	/* per direction */
 #define P4T_SHM_FRAG_MAX	(P4T_SHM_RING / 4)	/* bytes per record */
@@ -143,6 +146,7 @@ struct p4t_shm_stats {
 	uint64_t eagain;		/* requests refused: queue full */
 	uint64_t sends_dropped;		/* sends on a failed link */
 	uint64_t wakeups_sent;		/* eventfd writes to armed peers */
+	uint64_t epoll_calls;		/* epoll_wait in progress */
 	uint64_t connects;		/* links we made */
 	uint64_t connect_retries;	/* connect() said EAGAIN */
 	uint64_t accepts;		/* links we accepted */

@@ -416,6 +416,7 @@ struct p4t_shm_iface {
 	bool in_progress;
 	bool closing;
 	unsigned tick;
+	uint64_t idle_epoll_ns;		/* last epoll while the rings idled */
 	size_t queue_limit;
 	const struct p4t_upcalls *upcalls;
 	void *upcall_ctx;

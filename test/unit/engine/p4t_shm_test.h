@@ -21,6 +21,7 @@
 
 #include "p4t_shm.h"
 #include "p4u_addr.h"
+#include "p4u_time.h"
 
 #define HL	72
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "p4t_tcp.h"
+#include "p4u_time.h"
 
 /*
  * Test messages: a PUT header and a zeroed 56-byte body (what the wire

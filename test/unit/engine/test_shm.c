@@ -233,6 +233,37 @@ SHM_TEST(wait_arm_and_wait_fd_wake_on_arrival_only_when_armed)
 	cr_expect_eq(count(&sb, UP_RECV), 3);
 }
 
+/*
+ * Idle rings are spun on without a system call: the sockets are asked
+ * once per P4T_SHM_IDLE_EPOLL_NS (a latency ping-pong paid an epoll_wait
+ * per call), and a message is still seen at the first call after it.
+ */
+SHM_TEST(idle_rings_spin_without_epoll)
+{
+	struct p4t_conn *x, *y;
+	struct p4t_shm_stats st;
+	uint64_t t0, calls, elapsed_ns;
+	int i;
+
+	x = link_up(&sa, &sb, &y);
+	pump_quiet(50);
+	st = stats_of(&sb);
+	t0 = p4u_time_ns();
+	for (i = 0; i < 20000; i++)
+		(void)p4t_progress(sb.iface, 64);
+	elapsed_ns = p4u_time_ns() - t0;
+	calls = stats_of(&sb).epoll_calls - st.epoll_calls;
+	cr_expect_leq(calls, elapsed_ns / P4T_SHM_IDLE_EPOLL_NS + 1,
+		      "%llu epoll_wait in 20000 idle calls (%llu us)",
+		      (unsigned long long)calls,
+		      (unsigned long long)(elapsed_ns / 1000));
+	side_forget(&sb);
+	cr_assert_eq(send_seq(&sa, x, 9, 100), P4T_DONE);
+	cr_expect_gt(p4t_progress(sb.iface, 64), 0);
+	cr_assert_eq(count(&sb, UP_RECV), 1);
+	expect_msg(&sb.ev[0], 9, 100);
+}
+
 SHM_TEST(unreachable_addresses_are_refused_at_once)
 {
 	struct sockaddr_in foreign = shm_addr(1001), nobody = shm_addr(1777);
