@@ -390,6 +390,8 @@ struct p4e_op {
 					 * SEND waits until it is written */
 	bool completed;			/* SEND went or a copy is due it:
 					 * counted in ni->held */
+	bool md_done;			/* its last event went: no longer in
+					 * md->pending (p4e_op_md_done) */
 	uint16_t xmit_refs;		/* sends the transport holds our
 					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
