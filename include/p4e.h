@@ -540,6 +540,18 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  * Overflow list only; length 0.
  */
 #define P4E_ME_HDR_ONLY			0x1000000
+/*
+ * [ext] Send no acknowledgment (Portals 4.0's PTL_ME_ACK_DISABLE): a put
+ * or atomic it accepts gets no ACK event or ack count at its initiator,
+ * even if asked for; the operation ends there with its SEND.
+ */
+#define P4E_ME_ACK_DISABLE		0x2000000
+/*
+ * Its ACKs carry this bit in their list field (struct p4w_resp): the
+ * initiator ends the operation without an ACK event or count. A bit above
+ * the two list values; the parser takes it, the initiator strips it.
+ */
+#define P4E_RESP_NO_ACK			0x80
 
 struct p4e_me_desc {
 	void *start;		/* or struct iovec * with P4E_ME_IOVEC */

@@ -238,9 +238,10 @@ static void p4e_op_last_events(struct p4e_op *op,
 	if (p4e_op_send_owed(op))
 		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
 	op->copy_unsent = false;
-	if (p4e_ini_acked_type(op))
+	/* an entry with P4E_ME_ACK_DISABLE: the response only ends it */
+	if (p4e_ini_acked_type(op) && !(r->list & P4E_RESP_NO_ACK))
 		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
-	else
+	else if (!p4e_ini_acked_type(op))
 		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
 			      P4E_EVENT_REPLY, r->fail, r->mlength, r->offset,
 			      r->list);
