@@ -35,6 +35,8 @@ static unsigned ptl_me_options(unsigned o)
 		{ PTL_ME_MAY_ALIGN, P4E_ME_MAY_ALIGN },
 		{ PTL_ME_LOCAL_INC_UH_RLENGTH, P4E_ME_LOCAL_INC_UH_RLENGTH },
 		{ PTL_IOVEC, P4E_ME_IOVEC },
+		/* Portals 4.0 compatibility (portals4.h, PTL_COMPAT_40) */
+		{ PTL_ME_ACK_DISABLE, P4E_ME_ACK_DISABLE },
 	};
 	unsigned i, out = 0;
 
@@ -48,8 +50,10 @@ static unsigned ptl_me_options(unsigned o)
 int ptl_me_desc(struct ptl_ni *ni, const ptl_me_t *me, bool is_le,
 		struct p4e_me_desc *desc)
 {
-	unsigned mask = is_le ? PTL_LE_APPEND_OPTIONS_MASK :
-				PTL_ME_APPEND_OPTIONS_MASK;
+	/* plus the 4.0 compatibility option, outside the 4.3 masks */
+	unsigned mask = (is_le ? PTL_LE_APPEND_OPTIONS_MASK :
+				 PTL_ME_APPEND_OPTIONS_MASK) |
+			PTL_ME_ACK_DISABLE;
 
 	memset(desc, 0, sizeof(*desc));
 	if (!me || (me->options & ~mask) ||
