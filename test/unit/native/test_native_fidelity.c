@@ -297,3 +297,47 @@ Test(native_fidelity, le_search_persistent_one_event_per_message)
 		     PTL_OK);
 	expect_no_match(leq);
 }
+
+/*
+ * Many acked puts and atomics in flight at once (over TCP, writes may
+ * queue and their completions come after the ack): each MD is released
+ * as soon as its operation's last event is seen. A regression guard: in
+ * one process it passed before the fix too; the race it guards against
+ * is pinned down in test_eng_states.c (response_before_send_done...).
+ */
+Test(native_fidelity, md_release_after_last_event_many_in_flight)
+{
+	enum { N = 48, LEN = 8192 };
+	static char src[N][LEN], dst[N * LEN];
+	ptl_handle_md_t md[N];
+	ptl_event_t ev;
+	int i, k, round;
+
+	t_me(ni, pt, dst, sizeof(dst), PTL_ME_OP_PUT |
+	     PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_COMM_DISABLE, 8,
+	     PTL_PRIORITY_LIST, PTL_CT_NONE);
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < N; i++) {
+			md[i] = t_md(ni, src[i], LEN, eq, PTL_CT_NONE,
+				     PTL_MD_EVENT_SEND_DISABLE);
+			if (round & 1)
+				cr_assert_eq(PtlAtomic(md[i], 0, 8,
+						       PTL_ACK_REQ, self, pt,
+						       8, i * LEN, (void *)
+						       (intptr_t)i, 0, PTL_BOR,
+						       PTL_UINT64_T), PTL_OK);
+			else
+				cr_assert_eq(PtlPut(md[i], 0, LEN,
+						    PTL_ACK_REQ, self, pt, 8,
+						    i * LEN, (void *)
+						    (intptr_t)i, 0), PTL_OK);
+		}
+		for (k = 0; k < N; k++) {
+			ev = t_event(eq);
+			cr_assert_eq(ev.type, PTL_EVENT_ACK);
+			i = (int)(intptr_t)ev.user_ptr;
+			cr_assert_eq(PtlMDRelease(md[i]), PTL_OK,
+				     "round %d op %d", round, i);
+		}
+	}
+}
