@@ -547,6 +547,13 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  */
 #define P4E_ME_ACK_DISABLE		0x2000000
 /*
+ * [ext] For p4e_me_search with P4E_SEARCH_ONLY (Portals searches): an
+ * entry without P4E_ME_USE_ONCE reports every matching header, one
+ * SEARCH event each in arrival order, as an append of it would match them
+ * all. Without it a search reports the first only (libfabric's FI_PEEK).
+ */
+#define P4E_ME_SEARCH_EACH		0x4000000
+/*
  * Its ACKs carry this bit in their list field (struct p4w_resp): the
  * initiator ends the operation without an ACK event or count. A bit above
  * the two list values; the parser takes it, the initiator strips it.

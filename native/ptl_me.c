@@ -282,6 +282,8 @@ static int ptl_me_search_common(ptl_handle_ni_t ni_handle,
 	ret = ptl_me_pt_desc(ni, pt_index, me, is_le, &desc);
 	if (ret)
 		goto out;
+	/* a persistent entry: one event per matching message (portals4.7) */
+	desc.options |= P4E_ME_SEARCH_EACH;
 	ret = ptl_errno(p4e_me_search(ni->eni, pt_index, &desc,
 				      op == PTL_SEARCH_ONLY ? P4E_SEARCH_ONLY :
 				      P4E_SEARCH_DELETE, user_ptr, 0));

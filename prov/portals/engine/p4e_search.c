@@ -38,10 +38,10 @@ static void p4e_me_search_ev(struct p4e_me_search_ctx *c, struct p4e_uh *uh,
 }
 
 /*
- * A search with a persistent entry: "event generation for the search
- * functions works just as it would for an append function", and such an
- * entry would match every one of these headers, so each gets a SEARCH
- * event. The find offers the matching headers in arrival order to its
+ * A Portals search (P4E_ME_SEARCH_EACH) with a persistent entry: "event
+ * generation for the search functions works just as it would for an
+ * append function", and such an entry would match every one of these
+ * headers, so each gets a SEARCH event. The find offers the matching headers in arrival order to its
  * accept function: this one reports each and declines it, so the find
  * goes through them all and takes nothing (the sink only queues events).
  */
@@ -69,8 +69,9 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 	struct p4e_event ev;
 	uint64_t bits = 0, ignore = UINT64_MAX;
 	uint32_t peer, id = P4E_ID_ANY;
-	bool each = op == P4E_SEARCH_ONLY &&
-		    !(desc && (desc->options & P4E_ME_USE_ONCE));
+	bool each = op == P4E_SEARCH_ONLY && desc &&
+		    (desc->options & P4E_ME_SEARCH_EACH) &&
+		    !(desc->options & P4E_ME_USE_ONCE);
 
 	P4E_NI_ASSERT(ni);
 	c.pt = ni ? p4e_pt_get(ni, pt_index) : NULL;

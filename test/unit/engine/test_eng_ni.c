@@ -309,13 +309,18 @@ Test(eng_ni, non_matching_ni_unexpected_headers)
 	eng_progress(&e);
 	ev_is(1, P4E_EVENT_PUT);
 	ev_is(1, P4E_EVENT_PUT);
-	/* any search matches every header: a persistent entry reports each,
-	 * oldest first */
+	/* any search finds the oldest header */
 	d.match_id = e.id[1];
 	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY, NULL,
 				   0), 0);
 	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.ni_fail_type, P4E_NI_OK);
+	cr_expect_eq(ev.hdr_data, 1);
+	/* a Portals search with a persistent entry: every header, in order */
+	d.options |= P4E_ME_SEARCH_EACH;
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY, NULL,
+				   0), 0);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.hdr_data, 1);
 	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.hdr_data, 2);
