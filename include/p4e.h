@@ -554,9 +554,11 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  */
 #define P4E_ME_SEARCH_EACH		0x4000000
 /*
- * Its ACKs carry this bit in their list field (struct p4w_resp): the
- * initiator ends the operation without an ACK event or count. A bit above
- * the two list values; the parser takes it, the initiator strips it.
+ * The ACKs an entry with P4E_ME_ACK_DISABLE sends carry this bit in their
+ * list field (struct p4w_resp, include/p4_wire.h): the initiator ends the
+ * put or atomic without an ACK event or count. A bit above the two list
+ * values; the parser takes it, the initiator strips it from every event
+ * (a REPLY never carries it).
  */
 #define P4E_RESP_NO_ACK			0x80
 

@@ -231,6 +231,9 @@ static const struct p4w_resp p4e_op_undeliverable = {
 static void p4e_op_last_events(struct p4e_op *op,
 			       const struct p4w_resp *r)
 {
+	/* the list events name, without P4E_RESP_NO_ACK */
+	uint8_t list = r->list & (uint8_t)~P4E_RESP_NO_ACK;
+
 	if (p4e_ini_acked_type(op) && op->mem) {
 		p4t_mem_unexpose(op->mem_iface, op->mem);
 		op->mem = NULL;
@@ -238,13 +241,17 @@ static void p4e_op_last_events(struct p4e_op *op,
 	if (p4e_op_send_owed(op))
 		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
 	op->copy_unsent = false;
-	/* an entry with P4E_ME_ACK_DISABLE: the response only ends it */
-	if (p4e_ini_acked_type(op) && !(r->list & P4E_RESP_NO_ACK))
-		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
-	else if (!p4e_ini_acked_type(op))
+	if (p4e_ini_acked_type(op)) {
+		/* an entry with P4E_ME_ACK_DISABLE: the response only ends it */
+		if (!(r->list & P4E_RESP_NO_ACK))
+			p4e_ini_ack_event(op, r->fail, r->mlength, r->offset,
+					  list);
+	} else {
+		/* a REPLY is one whatever bit it carries */
 		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
 			      P4E_EVENT_REPLY, r->fail, r->mlength, r->offset,
-			      r->list);
+			      list);
+	}
 }
 
 /* Back to the pool with everything the operation held. */

@@ -7,8 +7,9 @@
  * as rendezvous; operations failed by a link failure in each state; a
  * get replied inline and one pushed; a response to an operation that
  * cannot have one; a response, a counted ack, an atomic's ACK and a
- * fetching atomic's REPLY before the transport's SEND_DONE; and an
- * invalid transition refused (asserted in debug builds).
+ * fetching atomic's REPLY before the transport's SEND_DONE; a REPLY
+ * with the no-ack mark; and an invalid transition refused (asserted in
+ * debug builds).
  *
  * The engine's private header gives the states: an operation is found
  * by its user_ptr in the NI's pool, and is FREE once back in it.
@@ -637,5 +638,28 @@ Test(eng_states, counted_ack_and_atomic_before_send_done_free_the_mds)
 	cr_expect_eq(p4e_md_release(e.ni[0], gmd), 0);
 	cr_expect_eq(p4e_op_step(op, P4E_OPE_SEND_DONE, &ok), 0);
 	expect_op(OP_A, P4E_OPS_FREE);
+	eng_no_event(&e, 0);
+}
+
+/*
+ * P4E_RESP_NO_ACK (an entry with P4E_ME_ACK_DISABLE) drops the ACK event
+ * of a put or atomic only: a REPLY that carries it still ends its get in
+ * a REPLY event, whose list is a list (0 or 1), not the bit.
+ */
+Test(eng_states, reply_with_the_no_ack_bit_is_a_reply)
+{
+	struct p4w_resp r = {
+		.fail = P4E_NI_DROPPED,
+		.list = P4E_OVERFLOW_LIST | P4E_RESP_NO_ACK,
+	};
+	struct p4e_event ev;
+
+	need_loop();
+	post_get(src_md(), 64, 0x7, OP_A);	/* side 1 never looks */
+	expect_op(OP_A, P4E_OPS_SENT);
+	cr_assert_eq(p4e_op_step(op_find(OP_A), P4E_OPE_RESPONSE, &r), 0);
+	expect_op(OP_A, P4E_OPS_FREE);
+	ev = expect_ev(P4E_EVENT_REPLY, OP_A, P4E_NI_DROPPED);
+	cr_expect_eq(ev.list, P4E_OVERFLOW_LIST);
 	eng_no_event(&e, 0);
 }
