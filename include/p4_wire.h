@@ -137,7 +137,12 @@ struct p4w_resp {
 	uint64_t mlength;
 	uint64_t offset;	/* remote offset used at the target */
 	uint8_t fail;		/* enum p4e_ni_fail */
-	uint8_t list;		/* list that matched */
+	uint8_t list;		/* list that matched (enum p4e_list); an
+				 * ACK may add P4E_RESP_NO_ACK (0x80,
+				 * p4e.h): its entry has P4E_ME_ACK_DISABLE,
+				 * so the initiator ends the put or atomic
+				 * without an ACK event or ack count. No
+				 * other bit; a REPLY never has it */
 	uint8_t pushed;		/* REPLY: data went to the cookie */
 	uint8_t reserved[5];
 };

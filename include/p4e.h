@@ -540,6 +540,27 @@ int p4e_md_release(struct p4e_ni *ni, uint64_t md);
  * Overflow list only; length 0.
  */
 #define P4E_ME_HDR_ONLY			0x1000000
+/*
+ * [ext] Send no acknowledgment (Portals 4.0's PTL_ME_ACK_DISABLE): a put
+ * or atomic it accepts gets no ACK event or ack count at its initiator,
+ * even if asked for; the operation ends there with its SEND.
+ */
+#define P4E_ME_ACK_DISABLE		0x2000000
+/*
+ * [ext] For p4e_me_search with P4E_SEARCH_ONLY (Portals searches): an
+ * entry without P4E_ME_USE_ONCE reports every matching header, one
+ * SEARCH event each in arrival order, as an append of it would match them
+ * all. Without it a search reports the first only (libfabric's FI_PEEK).
+ */
+#define P4E_ME_SEARCH_EACH		0x4000000
+/*
+ * The ACKs an entry with P4E_ME_ACK_DISABLE sends carry this bit in their
+ * list field (struct p4w_resp, include/p4_wire.h): the initiator ends the
+ * put or atomic without an ACK event or count. A bit above the two list
+ * values; the parser takes it, the initiator strips it from every event
+ * (a REPLY never carries it).
+ */
+#define P4E_RESP_NO_ACK			0x80
 
 struct p4e_me_desc {
 	void *start;		/* or struct iovec * with P4E_ME_IOVEC */

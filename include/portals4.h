@@ -3,9 +3,11 @@
  * that also serves the libfabric provider.
  *
  * Every type, constant, macro and function of the Portals 4 reference
- * header (the Portals 4 specification's portals4.h; docs/design.md §11)
- * with the same names and values, so a program written against it
- * compiles unchanged and links with -lportals.
+ * header - Portals 4.3, the portals4.h of Sandia's Portals 4 reference
+ * implementation (docs/design.md §11, man/portals4.7.md) - with the same
+ * names and values, so a program written against it compiles unchanged
+ * and links with -lportals. Portals 4.0 names on request: PTL_COMPAT_40
+ * (at the end).
  * ABI choices (see man/portals4.7.md): PTL_OK is 0; handles are 32-bit
  * integers carrying an object type, an NI slot, a generation and an index,
  * so a stale handle is refused with PTL_ARG_INVALID; ptl_ct_event_t is
@@ -546,6 +548,26 @@ int PtlStartBundle(ptl_handle_ni_t ni_handle);
 int PtlEndBundle(ptl_handle_ni_t ni_handle);
 /* Non-zero when both handles name the same object (works before PtlInit). */
 int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2);
+
+/*
+ * ---- Portals 4.0 compatibility (man/portals4.7.md, COMPATIBILITY) --------
+ * Names of the 4.0 header that the 4.3 header above dropped, for programs
+ * written for 4.0: defined only when the program asks (PTL_COMPAT_40
+ * before including this header), so a 4.3 program's namespace stays as
+ * the reference header makes it. None changes a value defined above.
+ */
+#ifdef PTL_COMPAT_40
+/* 4.0 returned it where 4.3 returns PTL_ABORTED (a wait cut short) */
+#define PTL_INTERRUPTED		PTL_ABORTED
+/*
+ * An ME/LE that sends no acknowledgment, even to a put or atomic that asks
+ * for one: its initiator gets no PTL_EVENT_ACK (nor an ack count), the
+ * operation ends with its SEND. A bit above every 4.3 option (outside
+ * PTL_ME_APPEND_OPTIONS_MASK), which PtlMEAppend/PtlLEAppend take.
+ */
+#define PTL_ME_ACK_DISABLE	(1U << 30)
+#define PTL_LE_ACK_DISABLE	PTL_ME_ACK_DISABLE
+#endif
 
 #if defined(c_plusplus) || defined(__cplusplus)
 }

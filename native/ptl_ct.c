@@ -151,6 +151,10 @@ PTL_EXPORT int PtlCTPoll(const ptl_handle_ct_t *ct_handles,
 		ret = PTL_ARG_INVALID;
 		goto out;
 	}
+	if (ptl_lib.aborted) {
+		ret = PTL_ABORTED;	/* at once, whatever is there */
+		goto out;
+	}
 	abort_gen = ptl_lib.abort_gen;
 	for (;;) {
 		for (i = 0; i < size; i++) {

@@ -35,7 +35,8 @@ struct ptl_xfer_args {
 	const struct ptl_xfer_trig *trig;	/* NULL: post now */
 };
 
-static int ptl_xfer_md(struct ptl_ni **ni_p, ptl_handle_md_t h, uint64_t *md_p)
+static int ptl_xfer_md(struct ptl_ni **ni_p, ptl_handle_md_t h, uint64_t *md_p,
+		       unsigned *options_p)
 {
 	struct ptl_ni *ni = NULL;
 	struct ptl_slot *slot = ptl_obj_lookup(h, PTL_HT_MD, &ni);
@@ -44,7 +45,42 @@ static int ptl_xfer_md(struct ptl_ni **ni_p, ptl_handle_md_t h, uint64_t *md_p)
 		return PTL_ARG_INVALID;
 	*ni_p = ni;
 	*md_p = slot->eh;
+	if (options_p)
+		*options_p = slot->md_options;
 	return PTL_OK;
+}
+
+/*
+ * The size limits of ptl_ni_limits_t that bound one call (the reference
+ * header's comments): a message, an atomic, a fetching atomic, and a put
+ * or atomic from a PTL_MD_VOLATILE MD. Checked here, before anything is
+ * queued, so a refused call sends nothing; the engine would refuse some
+ * of them later with a generic failure (PTL_FAIL) instead.
+ */
+static bool ptl_xfer_size_ok(const struct ptl_ni *ni,
+			     const struct ptl_xfer_args *a, unsigned md_options)
+{
+	const ptl_ni_limits_t *l = &ni->limits;
+
+	if (a->length > l->max_msg_size)
+		return false;
+	switch (a->kind) {
+	case PTL_XFER_ATOMIC:
+		if (a->length > l->max_atomic_size)
+			return false;
+		break;
+	case PTL_XFER_FETCH:
+	case PTL_XFER_SWAP:
+		if (a->length > l->max_fetch_atomic_size)
+			return false;
+		break;
+	case PTL_XFER_GET:
+		return true;	/* nothing leaves the MD: volatile is moot */
+	default:
+		break;
+	}
+	return !(md_options & PTL_MD_VOLATILE) ||
+	       a->length <= l->max_volatile_size;
 }
 
 static bool ptl_xfer_op_ok(const struct ptl_xfer_args *a)
@@ -98,20 +134,22 @@ static int ptl_xfer_post(const struct ptl_xfer_args *a)
 	struct p4e_xfer x;
 	struct p4e_trig trig;
 	uint32_t abort_gen, ni_handle;
+	unsigned md_options = 0;
 	int ret = ptl_enter();
 
 	if (ret)
 		return ret;
 	memset(&x, 0, sizeof(x));
 	memset(&trig, 0, sizeof(trig));
-	ret = ptl_xfer_md(&ni, a->md, &x.md);
+	ret = ptl_xfer_md(&ni, a->md, &x.md, &md_options);
 	if (!ret && a->get_md_used)
-		ret = ptl_xfer_md(&ni, a->get_md, &x.get_md);
+		ret = ptl_xfer_md(&ni, a->get_md, &x.get_md, NULL);
 	if (ret)
 		goto out;
 	if (a->ack_req > PTL_OC_ACK_REQ || !ptl_xfer_op_ok(a) ||
 	    (a->kind == PTL_XFER_SWAP && !a->operand &&
 	     a->op != PTL_SWAP) ||
+	    !ptl_xfer_size_ok(ni, a, md_options) ||
 	    ptl_ni_peer(ni, a->target, &x.target) ||
 	    a->pt_index > PTL_PT_ANY - 1) {
 		ret = PTL_ARG_INVALID;

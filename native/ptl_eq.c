@@ -4,6 +4,7 @@
  * queue that no flow-controlled PT protects overflows; and the per-PT sink
  * that forwards to it and learns when entries are unlinked.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ static void ptl_eq_deliver(struct p4e_eq *base, const struct p4e_event *ev)
 {
 	struct ptl_eq *eq = ptl_eq_of(base);
 
+	if (eq->freed)
+		return;		/* its owner freed it: nobody would read it */
 	if (eq->count == eq->size) {
 		eq->head = (eq->head + 1) % eq->size;
 		eq->count--;
@@ -57,7 +60,8 @@ static size_t ptl_eq_space(struct p4e_eq *base)
 {
 	struct ptl_eq *eq = ptl_eq_of(base);
 
-	return (size_t)(eq->size - eq->count);
+	/* a freed one takes everything (and drops it): no flow control */
+	return eq->freed ? SIZE_MAX : (size_t)(eq->size - eq->count);
 }
 
 static const struct p4e_eq_ops ptl_eq_ops = {
@@ -163,6 +167,7 @@ out:
 PTL_EXPORT int PtlEQFree(ptl_handle_eq_t eq_handle)
 {
 	struct ptl_ni *ni = NULL;
+	uint32_t i;
 	struct ptl_slot *slot;
 	struct ptl_eq *eq;
 	int ret = ptl_obj_enter(eq_handle, PTL_HT_EQ, &ni, &slot);
@@ -170,18 +175,57 @@ PTL_EXPORT int PtlEQFree(ptl_handle_eq_t eq_handle)
 	if (ret)
 		return ret;
 	eq = slot->obj;
-	if (eq->refs) {
-		ret = PTL_IN_USE;	/* a PT or MD still reports to it */
-		goto out;
-	}
 	ptl_tab_free(&ni->eqs, eq_handle);
 	free(eq->ring);
-	free(eq);
+	eq->ring = NULL;
+	eq->freed = true;
+	/*
+	 * PTs and MDs may still name it (the reference header makes that the
+	 * user's business and lists no PTL_IN_USE): what they report from
+	 * now on is dropped. PT sinks are ours, they let go at once; the
+	 * engine's MDs keep the pointer, so the struct waits for the last.
+	 */
+	for (i = 0; i <= (uint32_t)ni->limits.max_pt_index; i++) {
+		if (ni->pts[i].eq == eq) {
+			ni->pts[i].eq = NULL;
+			eq->refs--;
+		}
+	}
+	if (eq->refs) {
+		eq->next_freed = ni->freed_eqs;
+		ni->freed_eqs = eq;
+	} else {
+		free(eq);
+	}
 	/* waiters on it must notice it is gone */
 	ptl_wake_locked();
-out:
 	ptl_leave();
 	return ret;
+}
+
+void ptl_eq_unref(struct ptl_ni *ni, struct ptl_eq *eq)
+{
+	struct ptl_eq **pp;
+
+	if (--eq->refs || !eq->freed)
+		return;
+	for (pp = &ni->freed_eqs; *pp; pp = &(*pp)->next_freed) {
+		if (*pp == eq) {
+			*pp = eq->next_freed;
+			break;
+		}
+	}
+	free(eq);
+}
+
+void ptl_eq_free_all_freed(struct ptl_ni *ni)
+{
+	struct ptl_eq *eq;
+
+	while ((eq = ni->freed_eqs)) {
+		ni->freed_eqs = eq->next_freed;
+		free(eq);
+	}
 }
 
 /* Lock held. PTL_OK / PTL_EQ_DROPPED with *event, or PTL_EQ_EMPTY. */
@@ -238,6 +282,10 @@ PTL_EXPORT int PtlEQPoll(const ptl_handle_eq_t *eq_handles, unsigned int size,
 		return ret;
 	if (!eq_handles || !size || !event || !which) {
 		ret = PTL_ARG_INVALID;
+		goto out;
+	}
+	if (ptl_lib.aborted) {
+		ret = PTL_ABORTED;	/* at once, whatever is there */
 		goto out;
 	}
 	abort_gen = ptl_lib.abort_gen;

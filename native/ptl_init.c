@@ -211,7 +211,7 @@ void ptl_wait_locked(uint64_t deadline_ms)
 bool ptl_poll_idle_locked(uint32_t abort_gen, uint64_t deadline,
 			  int timeout_ret, int *ret_p)
 {
-	if (ptl_lib.abort_gen != abort_gen) {
+	if (ptl_lib.aborted || ptl_lib.abort_gen != abort_gen) {
 		*ret_p = PTL_ABORTED;
 		return false;
 	}
@@ -285,6 +285,7 @@ PTL_EXPORT int PtlInit(void)
 	/* nobody else looks at ptl_lib before init_count is set */
 	ptl_config_read();
 	ptl_lib.have_pid = false;
+	ptl_lib.aborted = false;	/* a new instance: nothing aborted */
 	if (p4e_worker_create(&wa, &ptl_lib.worker)) {
 		ret = PTL_FAIL;
 		goto out;
@@ -334,11 +335,18 @@ PTL_EXPORT void PtlFini(void)
 	pthread_mutex_unlock(&ptl_lib.init_lock);
 }
 
-/* Every blocking call in progress returns PTL_ABORTED, woken at once. */
+/*
+ * Every blocking call in progress returns PTL_ABORTED, woken at once, and
+ * so does every later PtlEQWait/EQPoll/CTWait/CTPoll ("subsequent calls to
+ * polling and waiting routines must immediately return PTL_ABORTED"), so
+ * a thread that was about to wait cannot enter a wait on an object being
+ * freed. Non-blocking calls (PtlEQGet, PtlCTGet) are not affected.
+ */
 PTL_EXPORT void PtlAbort(void)
 {
 	if (ptl_enter())
 		return;
+	ptl_lib.aborted = true;
 	ptl_lib.abort_gen++;
 	ptl_wake_locked();
 	ptl_leave();

@@ -68,6 +68,7 @@ PTL_EXPORT int PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 		goto out;
 	}
 	slot->obj = eq;
+	slot->md_options = md->options;
 	if (eq)
 		eq->refs++;
 	*md_handle = h;
@@ -89,7 +90,7 @@ PTL_EXPORT int PtlMDRelease(ptl_handle_md_t md_handle)
 	if (!ret) {
 		eq = slot->obj;
 		if (eq)
-			eq->refs--;
+			ptl_eq_unref(ni, eq);
 		ptl_tab_free(&ni->mds, md_handle);
 	}
 	ptl_leave();

@@ -35,6 +35,8 @@ static unsigned ptl_me_options(unsigned o)
 		{ PTL_ME_MAY_ALIGN, P4E_ME_MAY_ALIGN },
 		{ PTL_ME_LOCAL_INC_UH_RLENGTH, P4E_ME_LOCAL_INC_UH_RLENGTH },
 		{ PTL_IOVEC, P4E_ME_IOVEC },
+		/* Portals 4.0 compatibility (portals4.h, PTL_COMPAT_40) */
+		{ PTL_ME_ACK_DISABLE, P4E_ME_ACK_DISABLE },
 	};
 	unsigned i, out = 0;
 
@@ -48,8 +50,10 @@ static unsigned ptl_me_options(unsigned o)
 int ptl_me_desc(struct ptl_ni *ni, const ptl_me_t *me, bool is_le,
 		struct p4e_me_desc *desc)
 {
-	unsigned mask = is_le ? PTL_LE_APPEND_OPTIONS_MASK :
-				PTL_ME_APPEND_OPTIONS_MASK;
+	/* plus the 4.0 compatibility option, outside the 4.3 masks */
+	unsigned mask = (is_le ? PTL_LE_APPEND_OPTIONS_MASK :
+				 PTL_ME_APPEND_OPTIONS_MASK) |
+			PTL_ME_ACK_DISABLE;
 
 	memset(desc, 0, sizeof(*desc));
 	if (!me || (me->options & ~mask) ||
@@ -278,6 +282,8 @@ static int ptl_me_search_common(ptl_handle_ni_t ni_handle,
 	ret = ptl_me_pt_desc(ni, pt_index, me, is_le, &desc);
 	if (ret)
 		goto out;
+	/* a persistent entry: one event per matching message (portals4.7) */
+	desc.options |= P4E_ME_SEARCH_EACH;
 	ret = ptl_errno(p4e_me_search(ni->eni, pt_index, &desc,
 				      op == PTL_SEARCH_ONLY ? P4E_SEARCH_ONLY :
 				      P4E_SEARCH_DELETE, user_ptr, 0));

@@ -198,6 +198,7 @@ void ptl_ni_destroy_locked(struct ptl_ni *ni)
 			free(eq);
 		}
 	}
+	ptl_eq_free_all_freed(ni);
 	ptl_tab_fini(&ni->eqs);
 	ptl_tab_fini(&ni->cts);
 	ptl_tab_fini(&ni->mds);

@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* the library takes the 4.0 compatibility options too */
+#define PTL_COMPAT_40
 #include "portals4.h"
 #include "p4e.h"
 
@@ -82,6 +84,7 @@ struct ptl_slot {
 	uint8_t gen;
 	uint8_t used;
 	uint8_t me_nomatch;	/* ME slot: an LE (non-matching NI) */
+	unsigned md_options;	/* MD slot: its PTL_MD_* (size limits) */
 };
 
 struct ptl_tab {
@@ -103,6 +106,14 @@ struct ptl_eq {
 	uint64_t size, head, count;
 	bool dropped;		/* events were overwritten since the last get */
 	uint32_t refs;		/* PTs and MDs that report to it */
+	/*
+	 * PtlEQFree'd while MDs still report to it (the header leaves that
+	 * to the user, and programs free EQs first): the engine's MDs keep
+	 * pointing here, so the struct lives on, without ring or handle,
+	 * dropping what comes, on ptl_ni.freed_eqs until its last MD goes.
+	 */
+	bool freed;
+	struct ptl_eq *next_freed;
 };
 
 /* Every PT gets one, EQ or not: it sees AUTO_UNLINK, freeing ME handles. */
@@ -122,6 +133,7 @@ struct ptl_ni {
 	struct p4e_ni *eni;
 	ptl_ni_limits_t limits;
 	struct ptl_tab eqs, cts, mds, mes;
+	struct ptl_eq *freed_eqs;	/* freed, MDs still name them */
 	struct ptl_pt_sink *pts;	/* max_pt_index + 1 */
 	ptl_process_t *map;		/* logical NI: rank -> physical id */
 	ptl_size_t map_size;
@@ -144,7 +156,10 @@ struct ptl_lib {
 	/* set under init_lock; its lock is the library lock */
 	struct p4e_worker *worker;
 	/* the rest: under the worker lock */
-	uint32_t abort_gen;
+	uint32_t abort_gen;	/* bumped by PtlAbort: calls in progress */
+	bool aborted;		/* PtlAbort was called: every later wait
+				 * returns PTL_ABORTED (till the last
+				 * PtlFini) */
 	struct ptl_ni *nis[PTL_NI_KINDS];
 	uint8_t ni_gen[PTL_NI_KINDS];
 	/* the process's physical id, fixed by its first NI */
@@ -213,6 +228,10 @@ ptl_process_t ptl_ni_initiator(struct ptl_ni *ni, uint32_t peer);
 /* ptl_eq.c */
 struct ptl_eq *ptl_eq_lookup(struct ptl_ni *ni, ptl_handle_eq_t h, int *ret_p);
 void ptl_pt_sink_init(struct ptl_pt_sink *sink, struct ptl_ni *ni);
+/* An MD or PT stops reporting to eq: the last of a freed EQ frees it. */
+void ptl_eq_unref(struct ptl_ni *ni, struct ptl_eq *eq);
+/* NI teardown: the freed EQs that MDs kept. */
+void ptl_eq_free_all_freed(struct ptl_ni *ni);
 
 /* ptl_ct.c */
 int ptl_ct_lookup(struct ptl_ni *ni, ptl_handle_ct_t h, uint64_t *ct_p);

@@ -105,7 +105,7 @@ PTL_EXPORT int PtlPTFree(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 	} else {
 		sink = &ni->pts[pt_index];
 		if (sink->eq)
-			sink->eq->refs--;
+			ptl_eq_unref(ni, sink->eq);
 		sink->eq = NULL;
 		sink->allocated = false;
 	}

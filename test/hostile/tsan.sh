@@ -10,8 +10,8 @@
 #   2. the unit-test suites that start threads (grep -l pthread_create):
 #      test/unit/prov test_eq, test_cq_wait, test_cntr, test_progress,
 #      test_progress_wake; test/unit/native test_native_api,
-#      test_native_data, test_native_wait; test/unit/util test_list,
-#      test_log;
+#      test_native_data, test_native_wait, test_native_abort;
+#      test/unit/util test_list, test_log;
 #      test/unit/engine test_loop, test_eng_atomic_rules, and of
 #      test_atomic its one threaded test. Criterion's runner cannot start
 #      under TSan on its own (its sandbox maps its arena where TSan keeps
@@ -61,6 +61,7 @@ test/unit/prov/test_progress_wake
 test/unit/native/test_native_api
 test/unit/native/test_native_data
 test/unit/native/test_native_wait
+test/unit/native/test_native_abort
 test/unit/util/test_list
 test/unit/util/test_log
 test/unit/engine/test_loop

@@ -27,9 +27,16 @@ step "$run" -n 4 -t 120 examples/portals4/ptl_barrier 16
 step "$run" -n 2 -t 120 test/native/ptl_atomics
 step "$run" -n 2 -t 120 test/native/ptl_trigchain
 step "$run" -n 2 -t 120 test/native/ptl_unexpected
+# the reference header's contract (issue 22): persistent searches, PtlAbort
+# with threads, the limits table; over shared memory, then over TCP
+for p in ptl_search ptl_abort ptl_limits; do
+	step "$run" -n 2 -t 120 test/native/$p
+	step env PTL_SHM=0 "$run" -n 2 -t 120 test/native/$p
+done
 # the single-process conformance tests again, over TCP this time
 for t in test/unit/native/test_native_api test/unit/native/test_native_data \
-	test/unit/native/test_native_wait; do
+	test/unit/native/test_native_wait test/unit/native/test_native_fidelity \
+	test/unit/native/test_native_limits test/unit/native/test_native_abort; do
 	[ -x "$t" ] && step env PTL_TEST_TRANSPORT=tcp "$t"
 done
 exit $rc

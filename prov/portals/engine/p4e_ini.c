@@ -120,6 +120,24 @@ static void p4e_ini_event(struct p4e_op *op, struct p4e_md *md, uint8_t type,
 }
 
 /*
+ * The operation's last event or count is out: its MDs stop counting it,
+ * so the caller who saw that event may release them (Portals: an MD with
+ * no pending operation). The op may live on for the transport (a copy
+ * kept for a resend until acceptance, sends still queued: DRAINING), but
+ * it no longer reads its MDs: a copy resends from op->bounce, and
+ * nothing it still does reports to them.
+ */
+static void p4e_op_md_done(struct p4e_op *op)
+{
+	if (op->md_done)
+		return;
+	op->md_done = true;
+	op->md->pending--;
+	if (op->get_md)
+		op->get_md->pending--;
+}
+
+/*
  * SEND: the caller's buffer is ours no more (a get sends nothing of it).
  * From here the caller counts the operation done; what lives on (a copy
  * the target has not taken yet) is counted against limits.max_held.
@@ -134,6 +152,10 @@ static void p4e_ini_send_event(struct p4e_op *op, uint8_t fail)
 	}
 	p4e_ini_event(op, op->md, P4E_EVENT_SEND, fail,
 		      fail == P4E_NI_OK ? op->length : 0, 0, P4E_PRIORITY_LIST);
+	/* without an ack SEND is the last event, though a copy sent at once
+	 * waits for its acceptance (it used to keep the MD pending) */
+	if (op->ack_req == P4E_NO_ACK_REQ)
+		p4e_op_md_done(op);
 }
 
 static void p4e_ini_ack_event(struct p4e_op *op, uint8_t fail,
@@ -209,6 +231,9 @@ static const struct p4w_resp p4e_op_undeliverable = {
 static void p4e_op_last_events(struct p4e_op *op,
 			       const struct p4w_resp *r)
 {
+	/* the list events name, without P4E_RESP_NO_ACK */
+	uint8_t list = r->list & (uint8_t)~P4E_RESP_NO_ACK;
+
 	if (p4e_ini_acked_type(op) && op->mem) {
 		p4t_mem_unexpose(op->mem_iface, op->mem);
 		op->mem = NULL;
@@ -216,12 +241,17 @@ static void p4e_op_last_events(struct p4e_op *op,
 	if (p4e_op_send_owed(op))
 		p4e_ini_send_event(op, p4e_ini_send_fail(r->fail));
 	op->copy_unsent = false;
-	if (p4e_ini_acked_type(op))
-		p4e_ini_ack_event(op, r->fail, r->mlength, r->offset, r->list);
-	else
+	if (p4e_ini_acked_type(op)) {
+		/* an entry with P4E_ME_ACK_DISABLE: the response only ends it */
+		if (!(r->list & P4E_RESP_NO_ACK))
+			p4e_ini_ack_event(op, r->fail, r->mlength, r->offset,
+					  list);
+	} else {
+		/* a REPLY is one whatever bit it carries */
 		p4e_ini_event(op, op->get_md ? op->get_md : op->md,
 			      P4E_EVENT_REPLY, r->fail, r->mlength, r->offset,
-			      r->list);
+			      list);
+	}
 }
 
 /* Back to the pool with everything the operation held. */
@@ -236,9 +266,7 @@ static void p4e_op_release(struct p4e_op *op)
 		p4u_pool_free(&ni->iovbufs, op->iovbuf);
 	if (op->completed)
 		ni->held--;
-	op->md->pending--;
-	if (op->get_md)
-		op->get_md->pending--;
+	p4e_op_md_done(op);
 	op->state = P4E_OPS_FREE;
 	p4u_pool_free(&ni->ops, op);
 }
@@ -246,6 +274,8 @@ static void p4e_op_release(struct p4e_op *op)
 /* Its last event went: off its list, freed once the transport lets go. */
 static void p4e_op_end(struct p4e_op *op)
 {
+	/* not at the transport's SEND_DONE, which may come later */
+	p4e_op_md_done(op);
 	p4u_list_remove(&op->link);
 	if (op->xmit_refs)
 		op->state = P4E_OPS_DRAINING;

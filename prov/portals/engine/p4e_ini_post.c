@@ -282,6 +282,7 @@ int p4e_ini_post(struct p4e_ni *ni, uint8_t type, const struct p4e_xfer *x)
 	/* a rendezvous always ends with the target's ACK */
 	if (op->proto == P4W_PROTO_RDZV)
 		op->want_resp = true;
+	op->md_done = false;	/* until its last event: p4e_op_md_done */
 	op->md->pending++;
 	if (op->get_md)
 		op->get_md->pending++;

@@ -1,8 +1,8 @@
 /*
  * p4e_me.c - list entries (MEs, and LEs on non-matching NIs): append with
  * the search of unexpected headers it implies, unlink with "in use"
- * protection, search, the claimed-message extension, and the life cycle
- * that ends in LINK / AUTO_UNLINK / AUTO_FREE events.
+ * protection, the claimed-message extension, and the life cycle that ends
+ * in LINK / AUTO_UNLINK / AUTO_FREE events. PtlMESearch is p4e_search.c.
  *
  * Life of an entry: linked (matchable) -> unlinked with events pending
  * while operations still use it (rendezvous pulls) -> AUTO_UNLINK once
@@ -23,7 +23,8 @@
 	P4E_ME_EVENT_CT_BYTES | P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH | P4E_ME_IOVEC | \
 	P4E_ME_UH_COPY | P4E_ME_VIRT_ADDR | P4E_ME_RDZV_HDR_ONLY | \
-	P4E_ME_BOUNDS_FAIL | P4E_ME_EVENT_FAIL | P4E_ME_HDR_ONLY)
+	P4E_ME_BOUNDS_FAIL | P4E_ME_EVENT_FAIL | P4E_ME_HDR_ONLY | \
+	P4E_ME_ACK_DISABLE)
 /* Options only a matching entry has (Portals LEs lack them). */
 #define P4E_ME_ONLY_OPTIONS (P4E_ME_MANAGE_LOCAL | P4E_ME_NO_TRUNCATE | \
 	P4E_ME_MAY_ALIGN | P4E_ME_LOCAL_INC_UH_RLENGTH)
@@ -274,8 +275,8 @@ static const uint8_t p4e_overflow_event[] = {
 	[P4W_SWAP] = P4E_EVENT_FETCH_ATOMIC_OVERFLOW,
 };
 
-static void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
-			      struct p4e_event *ev)
+void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
+		       struct p4e_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = p4e_overflow_event[uh->type];
@@ -508,8 +509,7 @@ void p4e_uh_filled(struct p4e_ni *ni, struct p4e_uh *uh, uint8_t fail)
 
 /* An entry on a logical NI names its initiator by rank; matching compares
  * the peer ids messages come from. */
-static int p4e_me_match_peer(struct p4e_ni *ni, uint32_t match_id,
-			     uint32_t *peer_p)
+int p4e_me_match_peer(struct p4e_ni *ni, uint32_t match_id, uint32_t *peer_p)
 {
 	if (match_id == P4E_ID_ANY || !(ni->options & P4E_NI_LOGICAL) ||
 	    !(ni->options & P4E_NI_MATCHING)) {
@@ -740,101 +740,7 @@ void p4e_me_trig_cancel(struct p4e_ni *ni, uint64_t handle)
 		p4e_me_destroy(me);
 }
 
-/* ---- search and claimed messages ------------------------------------------ */
-
-/* A search with a half wildcard (id_filtered): the filter decides. */
-struct p4e_me_search_filter {
-	struct p4e_ni *ni;
-	uint64_t filter;
-};
-
-static bool p4e_me_search_accept(struct p4e_uentry *u, void *ctx)
-{
-	struct p4e_me_search_filter *f = ctx;
-
-	return p4e_id_filter_ok(f->ni, true, f->filter, u->source);
-}
-
-int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
-		  const struct p4e_me_desc *desc, enum p4e_search_op op,
-		  void *user_ptr, uint64_t user_flags)
-{
-	struct p4e_pt *pt = ni ? p4e_pt_get(ni, pt_index) : NULL;
-	struct p4e_uentry *u;
-	struct p4e_uh *uh;
-	struct p4e_event ev;
-	struct p4e_me_search_filter filter = { ni, desc ? desc->id_filter : 0 };
-	p4e_uentry_accept_func_t accept = NULL;
-	uint64_t id_match;
-	uint32_t peer;
-
-	P4E_NI_ASSERT(ni);
-	if (!pt || !desc || op > P4E_SEARCH_CLAIM)
-		return -FI_EINVAL;
-	if (p4e_me_match_peer(ni, desc->match_id, &peer))
-		return -FI_EINVAL;
-	id_match = ni->options & P4E_NI_MATCHING;
-	if (desc->id_filtered) {
-		if (!id_match || desc->match_id != P4E_ID_ANY ||
-		    !ni->id_filter)
-			return -FI_EINVAL;
-		accept = p4e_me_search_accept;
-	}
-	u = p4e_uindex_find(&pt->uhs, id_match ? desc->match_bits : 0,
-			    id_match ? desc->ignore_bits : UINT64_MAX,
-			    id_match ? peer : P4E_ID_ANY, accept, &filter);
-	if (!u) {
-		memset(&ev, 0, sizeof(ev));
-		ev.type = P4E_EVENT_SEARCH;
-		ev.ni_fail_type = P4E_NI_NO_MATCH;
-		ev.pt_index = pt_index;
-		ev.user_ptr = user_ptr;
-		ev.user_flags = user_flags;
-		ev.initiator = P4E_ID_ANY;
-		p4e_event_deliver(pt->eq, &ev);
-		return 0;
-	}
-	uh = container_of(u, struct p4e_uh, uent);
-	p4e_uh_event_fill(ni, uh, &ev);
-	ev.pt_index = pt_index;
-	ev.list = P4E_OVERFLOW_LIST;
-	ev.user_ptr = user_ptr;
-	ev.user_flags = user_flags;
-	switch (op) {
-	case P4E_SEARCH_ONLY:
-		ev.type = P4E_EVENT_SEARCH;
-		p4e_event_deliver(pt->eq, &ev);
-		return 0;
-	case P4E_SEARCH_CLAIM:
-		p4e_uindex_remove(&pt->uhs, &uh->uent);
-		uh->claimed = true;
-		ev.type = P4E_EVENT_SEARCH;
-		ev.uh_handle = p4u_pool_handle(&ni->uhs, uh);
-		p4e_event_deliver(pt->eq, &ev);
-		return 0;
-	case P4E_SEARCH_DELETE:
-	default:
-		/* every matching header goes, each with its overflow event */
-		do {
-			uh = container_of(u, struct p4e_uh, uent);
-			p4e_uh_event_fill(ni, uh, &ev);
-			ev.pt_index = pt_index;
-			ev.list = P4E_OVERFLOW_LIST;
-			ev.user_ptr = user_ptr;
-			ev.user_flags = user_flags;
-			p4e_event_deliver(pt->eq, &ev);
-			p4e_tgt_uh_dropped(ni, uh);
-			p4e_uh_free(ni, uh);
-			u = p4e_uindex_find(&pt->uhs,
-					    id_match ? desc->match_bits : 0,
-					    id_match ? desc->ignore_bits :
-						       UINT64_MAX,
-					    id_match ? peer : P4E_ID_ANY,
-					    accept, &filter);
-		} while (u);
-		return 0;
-	}
-}
+/* ---- claimed messages (the search is in p4e_search.c) ------------------ */
 
 static struct p4e_uh *p4e_uh_claimed(struct p4e_ni *ni, uint64_t handle)
 {

@@ -390,6 +390,8 @@ struct p4e_op {
 					 * SEND waits until it is written */
 	bool completed;			/* SEND went or a copy is due it:
 					 * counted in ni->held */
+	bool md_done;			/* its last event went: no longer in
+					 * md->pending (p4e_op_md_done) */
 	uint16_t xmit_refs;		/* sends the transport holds our
 					 * memory for (P4T_QUEUED) */
 	uint32_t seq;
@@ -605,6 +607,15 @@ void p4e_me_use_done(struct p4e_me *me);
 void p4e_me_used(struct p4e_me *me, uint64_t mlength, uint64_t rlength);	/* pending--, deferred events */
 void p4e_me_auto_unlink(struct p4e_me *me);	/* off the list, event later */
 void p4e_uh_free(struct p4e_ni *ni, struct p4e_uh *uh);
+/* An ACK's list field for an entry, P4E_RESP_NO_ACK (p4e.h) included. */
+#define P4E_RESP_LIST(me)						\
+	((uint8_t)((me)->list |						\
+		   ((me)->options & P4E_ME_ACK_DISABLE ? P4E_RESP_NO_ACK : 0)))
+/* The overflow event an unexpected header makes (p4e_me.c). */
+void p4e_uh_event_fill(struct p4e_ni *ni, const struct p4e_uh *uh,
+		       struct p4e_event *ev);
+/* An entry's match_id as the peer id messages carry (logical NIs). */
+int p4e_me_match_peer(struct p4e_ni *ni, uint32_t match_id, uint32_t *peer_p);
 bool p4e_me_perm_ok(struct p4e_ni *ni, struct p4e_me *me, uint8_t type,
 		    uint32_t uid, uint8_t *fail_p);
 /* The offset and length an operation gets in me (rule 4). */

@@ -307,7 +307,7 @@ static int p4e_tgt_put(struct p4e_tgt_msg *m, struct p4e_me *me,
 	if (uh)
 		p4e_tgt_uh_fill(m, uh, me, offset, mlength);
 	p4e_tgt_ack(m->ni, m->np, req->ack_req, false, req->op_id, mlength,
-		    offset, me->list, P4E_NI_OK);
+		    offset, P4E_RESP_LIST(me), P4E_NI_OK);
 	p4e_fc_accepted(m->np);
 	p4e_tgt_event_fill(&tmp, &ev, P4E_NI_OK);
 	p4e_me_emit(me, &ev);
@@ -487,7 +487,7 @@ static int p4e_tgt_atomic(struct p4e_tgt_msg *m, struct p4e_me *me,
 		p4e_tgt_old_free(m->ni, old, old_cnt);
 	} else {
 		p4e_tgt_ack(m->ni, m->np, req->ack_req, false, req->op_id,
-			    mlength, offset, me->list, fail);
+			    mlength, offset, P4E_RESP_LIST(me), fail);
 	}
 	p4e_fc_accepted(m->np);
 	p4e_tgt_event_fill(&tmp, &ev, fail);

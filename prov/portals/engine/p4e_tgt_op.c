@@ -92,7 +92,11 @@ static void p4e_tgt_end(struct p4e_tgt_op *top, uint8_t fail)
 	struct p4e_me *me = top->me;
 	struct p4e_event ev;
 	struct p4w_resp resp = {
-		.op_id = top->op_id, .offset = top->offset, .list = top->list,
+		.op_id = top->op_id, .offset = top->offset,
+		/* the no-ack mark goes on a put's ACK only, never a REPLY */
+		.list = top->list | (top->type == P4W_PUT && me &&
+				     (me->options & P4E_ME_ACK_DISABLE) ?
+				     P4E_RESP_NO_ACK : 0),
 		.mlength = fail == P4E_NI_OK ? top->mlength : 0, .fail = fail,
 	};
 

@@ -443,7 +443,9 @@ int p4w_resp_unpack(const void *buf, size_t len, struct p4w_resp *resp)
 
 	if (r.fail >= P4E_NI_FAIL_MAX)
 		return -FI_EBADMSG;
-	if (r.list != P4E_PRIORITY_LIST && r.list != P4E_OVERFLOW_LIST)
+	/* with P4E_RESP_NO_ACK when the entry sends no ack (p4e_priv.h) */
+	if ((r.list & ~P4E_RESP_NO_ACK) != P4E_PRIORITY_LIST &&
+	    (r.list & ~P4E_RESP_NO_ACK) != P4E_OVERFLOW_LIST)
 		return -FI_EBADMSG;
 	if (r.pushed > 1)
 		return -FI_EBADMSG;

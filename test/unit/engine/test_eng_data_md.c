@@ -281,10 +281,22 @@ Test(eng_data, md_release_busy)
 		x = eng_xfer(&e, 0, md, sizes[i], 0);
 		x.ack_req = P4E_NO_ACK_REQ;
 		cr_assert_eq(p4e_put(e.ni[0], &x), 0);
-		cr_expect_eq(p4e_md_release(e.ni[0], md), -FI_EBUSY,
-			     "put of %zu", sizes[i]);
-		eng_progress(&e);
-		cr_expect_eq(p4e_md_release(e.ni[0], md), 0);
+		if (sizes[i] == 10 && eng_is_loop()) {
+			/* copied: its SEND, the last event of a put without
+			 * ack, went at post (the loop sends at once; TCP may
+			 * queue, and SEND waits for the write); the copy
+			 * waiting for acceptance holds the MD no more */
+			cr_expect_eq(p4e_md_release(e.ni[0], md), 0,
+				     "put of %zu", sizes[i]);
+		} else if (sizes[i] == 10) {
+			eng_progress(&e);
+			cr_expect_eq(p4e_md_release(e.ni[0], md), 0);
+		} else {
+			cr_expect_eq(p4e_md_release(e.ni[0], md), -FI_EBUSY,
+				     "put of %zu", sizes[i]);
+			eng_progress(&e);
+			cr_expect_eq(p4e_md_release(e.ni[0], md), 0);
+		}
 
 		md = eng_md(&e, 0, src, 10000, 0, P4E_HANDLE_NONE);
 		x.md = md;

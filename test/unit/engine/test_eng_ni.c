@@ -316,6 +316,14 @@ Test(eng_ni, non_matching_ni_unexpected_headers)
 	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.ni_fail_type, P4E_NI_OK);
 	cr_expect_eq(ev.hdr_data, 1);
+	/* a Portals search with a persistent entry: every header, in order */
+	d.options |= P4E_ME_SEARCH_EACH;
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY, NULL,
+				   0), 0);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
+	cr_expect_eq(ev.hdr_data, 1);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
+	cr_expect_eq(ev.hdr_data, 2);
 	append(P4E_PRIORITY_LIST, P4E_ME_USE_ONCE, 0x3);
 	ev = ev_is(1, P4E_EVENT_PUT_OVERFLOW);
 	cr_expect_eq(ev.hdr_data, 1);

@@ -50,16 +50,41 @@ Test(eng_search, search_only_reports_and_keeps_the_header)
 	expect_clean_registers();
 }
 
-Test(eng_search, search_only_first_match_in_arrival_order)
+/*
+ * A search reports the first match (libfabric's FI_PEEK). A Portals one
+ * (P4E_ME_SEARCH_EACH): "event generation for the search functions works
+ * just as it would for an append function", so a persistent entry, which
+ * would match every one of these headers, reports each, in arrival order;
+ * a use-once entry only the first (issue 22).
+ */
+Test(eng_search, search_only_first_or_each_match_in_arrival_order)
 {
+	struct p4e_me_desc d = eng_me_desc(NULL, 0, P4E_ME_SEARCH_EACH, 0x30,
+					   0x3);
 	struct p4e_event ev;
 
 	oflow_ml(0);
 	land(0, 8, 0x31, 1);
 	land(1, 8, 0x32, 2);
+	land(0, 8, 0x44, 3);
 	cr_assert_eq(search(0x30, 0x3, P4E_ID_ANY, P4E_SEARCH_ONLY), 0);
 	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.hdr_data, 1);
+	eng_no_event(&e, 1);
+	d.match_id = P4E_ID_ANY;
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY,
+				   SRCH, 0x77), 0);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
+	cr_expect_eq(ev.hdr_data, 1);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
+	cr_expect_eq(ev.hdr_data, 2);
+	eng_no_event(&e, 1);
+	d.options |= P4E_ME_USE_ONCE;
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_ONLY,
+				   SRCH, 0x77), 0);
+	ev = ev_is(1, P4E_EVENT_SEARCH);
+	cr_expect_eq(ev.hdr_data, 1);
+	eng_no_event(&e, 1);
 	cr_assert_eq(search(0x32, 0, e.id[0], P4E_SEARCH_ONLY), 0);
 	ev = ev_is(1, P4E_EVENT_SEARCH);
 	cr_expect_eq(ev.hdr_data, 2);

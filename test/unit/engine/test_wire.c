@@ -615,6 +615,11 @@ Test(wire, resp_list)
 {
 	cr_assert_eq(resp_bytes_unpack(25, P4E_OVERFLOW_LIST), 0);
 	cr_assert_eq(resp_bytes_unpack(25, 2), -FI_EBADMSG);
+	/* either list with the no-ack mark (P4E_ME_ACK_DISABLE), no other */
+	cr_assert_eq(resp_bytes_unpack(25, P4E_RESP_NO_ACK), 0);
+	cr_assert_eq(resp_bytes_unpack(25, P4E_RESP_NO_ACK | 1), 0);
+	cr_assert_eq(resp_bytes_unpack(25, P4E_RESP_NO_ACK | 2), -FI_EBADMSG);
+	cr_assert_eq(resp_bytes_unpack(25, 0x40), -FI_EBADMSG);
 }
 
 Test(wire, resp_pushed)

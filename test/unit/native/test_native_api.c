@@ -245,8 +245,7 @@ Test(native_api, pt_alloc)
 				eq, PTL_PT_ANY, &pt), PTL_OK);
 	cr_assert_eq(pt, 3);
 	cr_assert_eq(PtlPTAlloc(ni, 0, eq, PTL_PT_ANY, &pt), PTL_PT_FULL);
-	/* the EQ is in use by PTs */
-	cr_assert_eq(PtlEQFree(eq), PTL_IN_USE);
+	/* (an EQ PTs use may still be freed: test_native_fidelity.c) */
 	/* a PT with entries is busy */
 	me = t_me(ni, 0, buf, 8, PTL_ME_OP_PUT, 0, PTL_PRIORITY_LIST,
 		  PTL_CT_NONE);
@@ -316,7 +315,6 @@ Test(native_api, object_args_and_stale_handles)
 	d.options = 0;
 	d.length = sizeof(buf);
 	cr_assert_eq(PtlMDBind(ni, &d, &md), PTL_OK);
-	cr_assert_eq(PtlEQFree(eq), PTL_IN_USE);
 	cr_assert_eq(PtlMDRelease(md), PTL_OK);
 	cr_assert_eq(PtlMDRelease(md), PTL_ARG_INVALID);
 	cr_assert_eq(PtlPut(md, 0, 1, PTL_NO_ACK_REQ, t_phys(0, 0), 0, 0, 0,
