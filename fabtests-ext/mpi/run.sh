@@ -77,7 +77,7 @@ osc_fence          2     60     mpi_osc_fence
 osc_fence_4        4     60     mpi_osc_fence -m 262144
 osc_acc            2     60     mpi_osc_acc
 osc_acc_4          4     60     mpi_osc_acc
-osc_atomic         2     60     mpi_osc_atomic
+osc_atomic         2     60     mpi_osc_atomic -k 50
 osc_atomic_4       4     60     mpi_osc_atomic -k 50
 osc_lockall        2     60     mpi_osc_lockall
 osc_lockall_4      4     60     mpi_osc_lockall
