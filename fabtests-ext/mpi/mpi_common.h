@@ -287,4 +287,62 @@ static inline int mt_count(const MPI_Status *st, MPI_Datatype type)
 	return count;
 }
 
+/* ---- one-sided windows -------------------------------------------------- */
+
+/* The two window flavours the one-sided programs (mpi_osc_*) run with:
+ * memory MPI allocates (MPI_Win_allocate; an implementation may place it
+ * in shared memory or register it) and the program's own memory handed to
+ * MPI_Win_create. They take different paths in Open MPI's one-sided
+ * components, so each program runs with both unless -w names one. */
+#define MT_WIN_ALLOCATE	1u
+#define MT_WIN_CREATE	2u
+
+static inline const char *mt_flavor_name(unsigned int flavor)
+{
+	return flavor == MT_WIN_ALLOCATE ? "MPI_Win_allocate" :
+					   "MPI_Win_create";
+}
+
+/* The argument of -w: allocate, create or both; a mask of MT_WIN_*. */
+static inline unsigned int mt_flavors_parse(const char *arg)
+{
+	if (!strcmp(arg, "allocate"))
+		return MT_WIN_ALLOCATE;
+	if (!strcmp(arg, "create"))
+		return MT_WIN_CREATE;
+	if (!strcmp(arg, "both"))
+		return MT_WIN_ALLOCATE | MT_WIN_CREATE;
+	MT_FAIL("-w takes allocate, create or both, not '%s'", arg);
+}
+
+/* A window of `size` bytes on MPI_COMM_WORLD; returns its base. */
+static inline void *mt_win_open(unsigned int flavor, size_t size,
+				int disp_unit, MPI_Win *win)
+{
+	void *base = NULL;
+
+	mt_stage("%s of %zu bytes", mt_flavor_name(flavor), size);
+	if (flavor == MT_WIN_ALLOCATE) {
+		MT_CALL(MPI_Win_allocate((MPI_Aint)size, disp_unit,
+					 MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+					 win));
+	} else {
+		base = mt_malloc(size);
+		MT_CALL(MPI_Win_create(base, (MPI_Aint)size, disp_unit,
+				       MPI_INFO_NULL, MPI_COMM_WORLD, win));
+	}
+	MT_CHECK(base != NULL || size == 0, "%s gave no memory",
+		 mt_flavor_name(flavor));
+	return base;
+}
+
+static inline void mt_win_close(unsigned int flavor, void *base,
+				MPI_Win *win)
+{
+	mt_stage("MPI_Win_free (%s)", mt_flavor_name(flavor));
+	MT_CALL(MPI_Win_free(win));
+	if (flavor == MT_WIN_CREATE)
+		free(base);
+}
+
 #endif /* MPI_COMMON_H */

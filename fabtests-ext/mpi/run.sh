@@ -3,12 +3,23 @@
 # portals provider, the way users launch MPI over it:
 #
 #   mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include portals
+#          --mca btl self --mca osc pt2pt
 #
 # (pml cm: every point-to-point message, and so every collective, goes
 # through the ofi MTL and the provider; btl self only, so no other
-# transport carries data). Each case runs with a timeout and gets a
-# PASS/FAIL line; exits 0 if every case passed, 1 if one failed, 77 (SKIP)
-# when MPI or the programs are not there.
+# transport carries data; osc pt2pt: one-sided operations travel as
+# point-to-point messages, so through the provider too - the one-sided
+# configuration docs/openmpi.md recommends for Open MPI 4.1.4). Cases whose
+# name ends in +rdma run instead under
+#
+#   mpirun --mca pml ob1 --mca btl self,ofi --mca btl_ofi_mode 2
+#          --mca btl_ofi_provider_include portals --mca osc rdma
+#
+# where one-sided operations become the provider's RMA and atomics (only
+# for MPI_Win_create windows and remote targets: see docs/openmpi.md for
+# why). Each case runs with a timeout and gets a PASS/FAIL line; exits 0 if
+# every case passed, 1 if one failed, 77 (SKIP) when MPI or the programs
+# are not there.
 #
 #   run.sh [-k] [-l] [case|program ...]
 #     -k     keep the logs even if everything passed
@@ -20,7 +31,11 @@
 # the build uses ASan) in $P4_TEST_BUILDDIR/fabtests-ext/mpi and, unless
 # FI_PROVIDER_PATH is set, the plug-in in $P4_TEST_BUILDDIR/.libs.
 # MPI_BINDIR overrides where the programs are, MPIRUN the launcher,
-# MPI_LOGDIR where the logs go.
+# MPI_LOGDIR where the logs go, MPI_PASSES the passes (below),
+# MPI_OFI_PROVIDER the libfabric provider both configurations name
+# (default portals; e.g. MPI_OFI_PROVIDER='tcp;ofi_rxm' MPI_PASSES=shm
+# runs the same cases on libfabric's TCP stack for comparison - its btl
+# ofi cases fail: Open MPI's btl ofi refuses ofi_rxm).
 #
 # Sanitize builds: the plug-in is built with ASan, Open MPI and the
 # programs are not, so the ranks get the compiler's libasan through
@@ -58,6 +73,18 @@ collectives        2     60     mpi_collectives
 collectives_3      3     60     mpi_collectives
 collectives_4      4     90     mpi_collectives
 large              2     90     mpi_large
+osc_fence          2     60     mpi_osc_fence
+osc_fence_4        4     60     mpi_osc_fence -m 262144
+osc_acc            2     60     mpi_osc_acc
+osc_acc_4          4     60     mpi_osc_acc
+osc_atomic         2     60     mpi_osc_atomic -k 50
+osc_atomic_4       4     60     mpi_osc_atomic -k 50
+osc_lockall        2     60     mpi_osc_lockall
+osc_lockall_4      4     60     mpi_osc_lockall
+osc_fence+rdma     2     60     mpi_osc_fence -w create
+osc_acc+rdma       2     60     mpi_osc_acc -w create
+osc_atomic_4+rdma  4     60     mpi_osc_atomic -w create -r -k 50
+osc_lockall+rdma   2     60     mpi_osc_lockall -w create
 '
 
 keep=0
@@ -65,7 +92,7 @@ while getopts "kl" opt; do
 	case $opt in
 	k) keep=1 ;;
 	l) echo "$MPI_CASES" | sed '/^$/d'; exit 0 ;;
-	*) sed -n '2,17s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,27s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -97,9 +124,13 @@ fi
 logdir=${MPI_LOGDIR:-$(mktemp -d "${TMPDIR:-/tmp}/mpi-run.XXXXXX")}
 mkdir -p "$logdir" || exit 2
 
-mpi_args=(--oversubscribe --bind-to none
-	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include portals
-	--mca btl self -x FI_PROVIDER_PATH)
+prov=${MPI_OFI_PROVIDER:-portals}
+mpi_args=(--oversubscribe --bind-to none -x FI_PROVIDER_PATH)
+# the two configurations (see the top of this file)
+cm_args=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov"
+	--mca btl self --mca osc pt2pt)
+rdma_args=(--mca pml ob1 --mca btl "self,ofi" --mca btl_ofi_mode 2
+	--mca btl_ofi_provider_include "$prov" --mca osc rdma)
 scale=1
 if [ "$P4_SANITIZE" = yes ]; then
 	if [ -z "$P4_ASAN_LIB" ] || [ ! -f "$P4_ASAN_LIB" ]; then
@@ -155,13 +186,14 @@ selected=$(for pass in $passes; do
 	done
 done)
 
-echo "run.sh: $mpirun ${mpi_args[*]} -np N program"
+echo "run.sh: $mpirun ${mpi_args[*]} ${cm_args[*]} -np N program"
+echo "run.sh: +rdma cases: ${rdma_args[*]} instead of ${cm_args[*]}"
 echo "run.sh: FI_PROVIDER_PATH=$FI_PROVIDER_PATH, sanitize $P4_SANITIZE"
 start=$(date +%s)
 npass=0
 nfail=0
 failed=""
-printf '%-20s %-6s %5s %7s   %s\n' case result ranks seconds command
+printf '%-24s %-6s %5s %7s   %s\n' case result ranks seconds command
 while read -r name np secs prog args; do
 	log=$logdir/$name.log
 	secs=$((secs * scale))
@@ -171,11 +203,15 @@ while read -r name np secs prog args; do
 	case $name in
 	*@tcp) shm=(-x FI_PORTALS_SHM=0) ;;
 	esac
+	cfg=("${cm_args[@]}")
+	case $name in
+	*+rdma*) cfg=("${rdma_args[@]}") ;;
+	esac
 	t0=$(date +%s%N)
 	# the programs' own watchdog fires first and names the stuck step
 	# shellcheck disable=SC2086 # args are split on purpose
 	timeout -k 10 $((secs + 15)) "$mpirun" -np "$np" "${mpi_args[@]}" \
-		"${shm[@]}" \
+		"${cfg[@]}" "${shm[@]}" \
 		-x "MPI_TEST_TIMEOUT=$secs" "$bindir/$prog" $args \
 		> "$log" 2>&1 < /dev/null
 	rc=$?
@@ -190,7 +226,7 @@ while read -r name np secs prog args; do
 		failed="$failed $name"
 		echo "exit status $rc" >> "$log"
 	fi
-	printf '%-20s %-6s %5s %7s   %s %s\n' "$name" "$res" "$np" \
+	printf '%-24s %-6s %5s %7s   %s %s\n' "$name" "$res" "$np" \
 		"$((ms / 1000)).$((ms % 1000 / 100))" "$prog" "$args"
 done <<EOF
 $selected
