@@ -544,10 +544,12 @@ static int p4e_me_check(struct p4e_ni *ni, uint32_t pt_index,
 	    (desc->match_id != P4E_ID_ANY || !ni->id_filter ||
 	     !(ni->options & P4E_NI_MATCHING)))
 		return -FI_EINVAL;
-	if ((pt->options & P4E_PT_ONLY_USE_ONCE) && !(opt & P4E_ME_USE_ONCE))
-		return -FI_EINVAL;
-	if ((pt->options & P4E_PT_ONLY_TRUNCATE) && (opt & P4E_ME_NO_TRUNCATE))
-		return -FI_EINVAL;
+	/*
+	 * P4E_PT_ONLY_USE_ONCE and P4E_PT_ONLY_TRUNCATE are hints (the
+	 * reference header's word): an entry that does not fit them is
+	 * taken as it is. Open MPI's mtl portals4 appends a persistent
+	 * overflow entry to its ONLY_USE_ONCE receive table.
+	 */
 	/* a header keeper holds no data and never fills up */
 	if ((opt & P4E_ME_HDR_ONLY) &&
 	    (list != P4E_OVERFLOW_LIST || desc->length ||

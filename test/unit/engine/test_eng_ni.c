@@ -66,24 +66,31 @@ Test(eng_ni, max_pt_index_honoured)
 	cr_expect_eq(sr(1, P4E_SR_DROP_COUNT), 1);
 }
 
-Test(eng_ni, only_use_once_refuses_persistent_entries)
+/* ONLY_USE_ONCE is a hint: persistent entries are taken, and stay. */
+Test(eng_ni, only_use_once_is_a_hint)
 {
 	uint32_t pt;
-	uint64_t me;
+	uint64_t me, oflow;
 
 	cr_assert_eq(p4e_pt_alloc(e.ni[1], P4E_PT_ONLY_USE_ONCE, e.eq[1],
 				  P4E_PT_ANY, &pt), 0);
-	cr_expect_eq(append_pt(pt, P4E_PRIORITY_LIST, P4E_ME_OP_PUT, 1, &me),
-		     -FI_EINVAL);
-	cr_expect_eq(append_pt(pt, P4E_OVERFLOW_LIST, P4E_ME_OP_PUT, 1, &me),
-		     -FI_EINVAL);
-	cr_expect_eq(append_pt(pt, P4E_PRIORITY_LIST, P4E_ME_OP_PUT |
-			       P4E_ME_USE_ONCE, 1, &me), 0);
+	cr_expect_eq(append_pt(pt, P4E_OVERFLOW_LIST, P4E_ME_OP_PUT, 2,
+			       &oflow), 0);
 	ev_is(1, P4E_EVENT_LINK);
+	cr_expect_eq(append_pt(pt, P4E_PRIORITY_LIST, P4E_ME_OP_PUT, 1, &me),
+		     0);
+	ev_is(1, P4E_EVENT_LINK);
+	put_to(e.id[1], pt, 8, 1, 0);
+	put_to(e.id[1], pt, 8, 1, 0);
+	eng_progress(&e);
+	ev_is(1, P4E_EVENT_PUT);
+	ev_is(1, P4E_EVENT_PUT);
 	eng_no_event(&e, 1);
 }
 
-Test(eng_ni, only_truncate_refuses_no_truncate)
+/* ONLY_TRUNCATE is a hint: a NO_TRUNCATE entry is taken and does not
+ * truncate; a plain one does. */
+Test(eng_ni, only_truncate_is_a_hint)
 {
 	uint32_t pt;
 	uint64_t me;
@@ -91,11 +98,12 @@ Test(eng_ni, only_truncate_refuses_no_truncate)
 	cr_assert_eq(p4e_pt_alloc(e.ni[1], P4E_PT_ONLY_TRUNCATE, e.eq[1],
 				  P4E_PT_ANY, &pt), 0);
 	cr_expect_eq(append_pt(pt, P4E_PRIORITY_LIST, P4E_ME_OP_PUT |
-			       P4E_ME_NO_TRUNCATE, 1, &me), -FI_EINVAL);
+			       P4E_ME_NO_TRUNCATE, 1, &me), 0);
+	ev_is(1, P4E_EVENT_LINK);
 	cr_expect_eq(append_pt(pt, P4E_PRIORITY_LIST, P4E_ME_OP_PUT, 1, &me),
 		     0);
 	ev_is(1, P4E_EVENT_LINK);
-	/* and the plain entry truncates */
+	/* too long for the first: the plain entry takes it, truncated */
 	put_to(e.id[1], pt, 8000, 1, 0);
 	eng_progress(&e);
 	cr_expect_eq(ev_is(1, P4E_EVENT_PUT).mlength, 4096);
