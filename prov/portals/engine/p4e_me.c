@@ -74,8 +74,15 @@ void p4e_me_emit(struct p4e_me *me, struct p4e_event *ev)
 		deliver = !(me->options & P4E_ME_EVENT_UNLINK_DISABLE) ||
 			  ev->ni_fail_type == P4E_NI_CANCELED;
 	}
+	/*
+	 * LINK is LINK_DISABLE's alone: "a call to PtlLEAppend() will always
+	 * result in either an overflow or PTL_EVENT_LINK event" (the
+	 * reference header); Open MPI's osc portals4 waits for the LINK of
+	 * entries it appends with SUCCESS_DISABLE.
+	 */
 	if (ok && (me->options & P4E_ME_EVENT_SUCCESS_DISABLE) &&
-	    ev->type != P4E_EVENT_AUTO_UNLINK && ev->type != P4E_EVENT_AUTO_FREE)
+	    ev->type != P4E_EVENT_AUTO_UNLINK &&
+	    ev->type != P4E_EVENT_AUTO_FREE && ev->type != P4E_EVENT_LINK)
 		deliver = false;
 	if (!deliver)
 		return;
