@@ -24,6 +24,7 @@ if grep -q '@' native/portals4.pc; then
 fi
 step "$run" -n 2 -t 120 examples/portals4/ptl_pingpong 20
 step "$run" -n 4 -t 120 examples/portals4/ptl_barrier 16
+step "$run" -n 2 -t 120 test/native/ptl_quiet_target
 step "$run" -n 2 -t 120 test/native/ptl_atomics
 step "$run" -n 2 -t 120 test/native/ptl_trigchain
 step "$run" -n 2 -t 120 test/native/ptl_unexpected

@@ -109,6 +109,7 @@ struct p4e_worker {
 	bool may_sleep;			/* somebody sleeps on epfd at times */
 	int kicked;			/* atomic: kick_fd holds a count */
 	bool has_thread;
+	bool thread_asleep;		/* the thread waits on epfd, armed */
 	int stop;			/* atomic: the thread must end */
 	pthread_t thread;
 };

@@ -146,6 +146,28 @@ static int p4e_worker_timers_run(struct p4e_worker *w)
 	return done;
 }
 
+/*
+ * Arm the transports again for the thread asleep on epfd after another
+ * thread progressed: that progress took the signals meant for it (a
+ * shared-memory link's armed word, the eventfd a peer wrote) and the
+ * thread would otherwise sleep through the next arrival, which only
+ * progress would then find: a process that stops calling the library
+ * (it waits on memory a peer writes) would never see it.
+ */
+static void p4e_worker_rearm(struct p4e_worker *w)
+{
+	struct p4e_xport *xp;
+	struct p4e_ni *ni;
+	bool due = false;
+
+	p4u_list_foreach_entry(&w->nis, ni, struct p4e_ni, worker_link)
+		p4e_ni_foreach_xp(ni, xp)
+			if (p4t_wait_arm(xp->iface) > 0)
+				due = true;
+	if (due)
+		p4e_worker_kick(w);
+}
+
 int p4e_worker_progress(struct p4e_worker *w, int budget)
 {
 	struct p4e_ni *ni, *tmp;
@@ -157,6 +179,8 @@ int p4e_worker_progress(struct p4e_worker *w, int budget)
 	p4u_list_foreach_entry_safe(&w->nis, ni, tmp, struct p4e_ni,
 				    worker_link)
 		done += p4e_ni_progress(ni, budget);
+	if (w->thread_asleep)
+		p4e_worker_rearm(w);
 	return done;
 }
 
@@ -272,6 +296,7 @@ static void *p4e_worker_main(void *arg)
 			continue;
 		}
 		p4e_worker_prepare_sleep(w);
+		w->thread_asleep = true;
 		p4e_worker_unlock(w);
 		n = epoll_wait(w->epfd, evs, P4E_WORKER_EVENTS, -1);
 		if (n < 0 && errno != EINTR) {
@@ -281,6 +306,7 @@ static void *p4e_worker_main(void *arg)
 			return NULL;
 		}
 		p4e_worker_lock(w);
+		w->thread_asleep = false;
 	}
 	p4e_worker_unlock(w);
 	return NULL;
