@@ -325,6 +325,26 @@ static inline struct p4e_event eng_eq_event(struct p4e_eq *eq)
 	return ev;
 }
 
+/*
+ * Next event on eq, progressing dom until one comes (10 s at most). Over
+ * TCP, "quiet for a few ms" is no proof that nothing is in flight on a
+ * loaded machine; a test that knows an event is due waits for it here.
+ */
+static inline struct p4e_event eng_eq_await(struct p4e_dom *dom,
+					    struct p4e_eq *eq)
+{
+	uint64_t t0 = eng_now_ms();
+	struct p4e_event ev;
+	int ret;
+
+	while ((ret = p4e_eq_ring_get(eq, &ev)) == -FI_EAGAIN &&
+	       eng_now_ms() - t0 < 10000)
+		p4e_dom_progress(dom, 64);
+	cr_assert(ret == 0 || ret == P4E_EQ_DROPPED,
+		  "expected an event within 10 s, got %d", ret);
+	return ev;
+}
+
 /* Pop events from eq until one of type (others must be LINK). */
 static inline struct p4e_event eng_eq_event_type(struct p4e_eq *eq, int type)
 {

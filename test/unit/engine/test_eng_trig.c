@@ -747,8 +747,8 @@ Test(eng_trig, eagain_stays_pending_and_fires_in_order)
 	struct p4e_xfer x;
 	struct p4e_trig t;
 	struct p4e_event ev;
-	uint64_t ct, md, me;
-	int i;
+	uint64_t ct, md, me, t0;
+	int i, ret;
 
 	attr.desired.max_ops = 2;
 	eng_node_open(&a, e.dom, &attr, 0, 64);
@@ -778,15 +778,19 @@ Test(eng_trig, eagain_stays_pending_and_fires_in_order)
 	}
 	ct_inc(ct, 1, 0);		/* due now, but no slot */
 	cr_expect_eq(p4e_md_release(a.ni, md), -FI_EBUSY);
-	eng_progress(&e);
 	for (i = 0; i < 6; i++) {
-		ev = eng_eq_event(b.eq);
+		ev = eng_eq_await(e.dom, b.eq);
 		cr_expect_eq(ev.type, P4E_EVENT_PUT);
 		cr_expect_eq(ev.hdr_data, (uint64_t)i, "put %d arrived as %lu",
 			     i, (unsigned long)ev.hdr_data);
 	}
 	eng_eq_empty(b.eq);
-	cr_expect_eq(p4e_md_release(a.ni, md), 0);
+	/* the MD is busy until the last ack is back (in flight over TCP) */
+	t0 = eng_now_ms();
+	while ((ret = p4e_md_release(a.ni, md)) == -FI_EBUSY &&
+	       eng_now_ms() - t0 < 10000)
+		p4e_dom_progress(e.dom, 64);
+	cr_expect_eq(ret, 0);
 	eng_node_close(&a);
 	eng_node_close(&b);
 }
