@@ -202,9 +202,16 @@ static void target(struct boot *b, ptl_handle_ni_t ni, ptl_handle_ni_t lni)
 	BOOT_CHECK(PtlMESearch(ni, SX_PT, &me, PTL_SEARCH_ONLY, (void *)3));
 	expect_each(eq, PTL_EVENT_SEARCH, nine, 1, (void *)3, b,
 		    "ME search use-once");
+	/* Open MPI's improbe: use-once + delete takes the first only */
+	BOOT_CHECK(PtlMESearch(ni, SX_PT, &me, PTL_SEARCH_DELETE, (void *)8));
+	expect_each(eq, PTL_EVENT_PUT_OVERFLOW, nine, 1, (void *)8, b,
+		    "ME search-delete use-once");
 	me.options &= ~(unsigned)PTL_ME_USE_ONCE;
+	BOOT_CHECK(PtlMESearch(ni, SX_PT, &me, PTL_SEARCH_ONLY, (void *)9));
+	expect_each(eq, PTL_EVENT_SEARCH, nine + 1, 4, (void *)9, b,
+		    "ME search after use-once delete");
 	BOOT_CHECK(PtlMESearch(ni, SX_PT, &me, PTL_SEARCH_DELETE, (void *)4));
-	expect_each(eq, PTL_EVENT_PUT_OVERFLOW, nine, 5, (void *)4, b,
+	expect_each(eq, PTL_EVENT_PUT_OVERFLOW, nine + 1, 4, (void *)4, b,
 		    "ME search-delete");
 	BOOT_CHECK(PtlMESearch(ni, SX_PT, &me, PTL_SEARCH_ONLY, NULL));
 	expect_no_match(eq, "ME search after delete");

@@ -127,6 +127,9 @@ int p4e_me_search(struct p4e_ni *ni, uint32_t pt_index,
 			p4e_event_deliver(c.pt->eq, &ev);
 			p4e_tgt_uh_dropped(ni, uh);
 			p4e_uh_free(ni, uh);
+			/* a use-once entry, as its append would, takes one */
+			if (desc->options & P4E_ME_USE_ONCE)
+				break;
 			u = p4e_uindex_find(&c.pt->uhs, bits, ignore, id,
 					    p4e_me_search_accept, &c);
 		} while (u);

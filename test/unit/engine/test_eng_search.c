@@ -186,6 +186,35 @@ Test(eng_search, search_delete_removes_every_match)
 	eng_no_event(&e, 1);
 }
 
+/*
+ * A use-once entry deletes as its append would consume: the first match
+ * only (Open MPI's MPI_Improbe searches with USE_ONCE | SEARCH_DELETE and
+ * lost every later message of the same tag when all went).
+ */
+Test(eng_search, search_delete_use_once_takes_the_first_match)
+{
+	struct p4e_me_desc d = eng_me_desc(NULL, 0, P4E_ME_USE_ONCE, 0x40,
+					   0x3);
+	struct p4e_event ev;
+
+	oflow_ml(0);
+	land(0, 8, 0x41, 1);
+	land(1, 16, 0x42, 2);
+	land(2, 24, 0x43, 3);
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_DELETE,
+				   SRCH, 0x77), 0);
+	ev = ev_is(1, P4E_EVENT_PUT_OVERFLOW);
+	cr_expect_eq(ev.hdr_data, 1);
+	eng_no_event(&e, 1);
+	/* the other two are still there, in order */
+	d.options = 0;
+	cr_assert_eq(p4e_me_search(e.ni[1], e.pt[1], &d, P4E_SEARCH_DELETE,
+				   SRCH, 0x77), 0);
+	cr_expect_eq(ev_is(1, P4E_EVENT_PUT_OVERFLOW).hdr_data, 2);
+	cr_expect_eq(ev_is(1, P4E_EVENT_PUT_OVERFLOW).hdr_data, 3);
+	eng_no_event(&e, 1);
+}
+
 Test(eng_search, search_delete_completes_a_rendezvous_initiator)
 {
 	struct p4e_event ev;
