@@ -8,10 +8,13 @@
 
 #include "ptl_priv.h"
 
+/*
+ * The arrays are sized for cap but touched only as far as the table is
+ * used (calloc and malloc of large sizes map zero pages lazily), so a cap
+ * of a million entries costs nothing until the entries exist.
+ */
 int ptl_tab_init(struct ptl_tab *tab, unsigned type, uint32_t cap)
 {
-	uint32_t i;
-
 	memset(tab, 0, sizeof(*tab));
 	if (cap > PTL_H_IDX_MAX + 1)
 		cap = PTL_H_IDX_MAX + 1;
@@ -23,10 +26,6 @@ int ptl_tab_init(struct ptl_tab *tab, unsigned type, uint32_t cap)
 		ptl_tab_fini(tab);
 		return -FI_ENOMEM;
 	}
-	/* lowest index first: handles are reproducible run to run */
-	for (i = 0; i < cap; i++)
-		tab->free[i] = cap - 1 - i;
-	tab->nfree = cap;
 	return 0;
 }
 
@@ -36,7 +35,7 @@ void ptl_tab_fini(struct ptl_tab *tab)
 	free(tab->free);
 	tab->slots = NULL;
 	tab->free = NULL;
-	tab->cap = tab->nfree = 0;
+	tab->cap = tab->nfree = tab->fresh = 0;
 }
 
 int ptl_tab_alloc(struct ptl_tab *tab, unsigned kind, uint32_t *handle_p)
@@ -44,9 +43,14 @@ int ptl_tab_alloc(struct ptl_tab *tab, unsigned kind, uint32_t *handle_p)
 	struct ptl_slot *slot;
 	uint32_t idx;
 
-	if (!tab->nfree)
+	/* the last freed first, then the lowest never used: handles are
+	 * reproducible run to run */
+	if (tab->nfree)
+		idx = tab->free[--tab->nfree];
+	else if (tab->fresh < tab->cap)
+		idx = tab->fresh++;
+	else
 		return -FI_ENOSPC;
-	idx = tab->free[--tab->nfree];
 	slot = &tab->slots[idx];
 	slot->used = 1;
 	slot->obj = NULL;

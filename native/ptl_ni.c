@@ -17,7 +17,12 @@
 
 #include "ptl_priv.h"
 
-#define PTL_DEFAULT_ENTRIES	65536
+/*
+ * As many as the handle layout allows (ptl_priv.h): MPI libraries post one
+ * entry per receive and pass no desired limits (Open MPI's mtl portals4
+ * ran out at 65536 posted receives); tables grow only as used.
+ */
+#define PTL_DEFAULT_ENTRIES	(PTL_H_IDX_MAX + 1)
 
 static void ptl_ni_addr(unsigned kind, ptl_nid_t nid, ptl_pid_t pid,
 			struct sockaddr_in *sin)

@@ -91,7 +91,8 @@ struct ptl_tab {
 	unsigned type;
 	uint32_t cap;
 	uint32_t used;
-	uint32_t nfree;
+	uint32_t nfree;		/* freed indexes on the free stack */
+	uint32_t fresh;		/* indexes below it were used once */
 	uint32_t *free;
 	struct ptl_slot *slots;
 };

@@ -355,3 +355,50 @@ Test(native_limits, each_limit_at_and_over)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		row_run(&rows[i]);
 }
+
+/*
+ * With no desired limits an NI takes the entries an MPI library posts, one
+ * per receive: Open MPI's mtl portals4 posts 200000 for mpi_isend_flood
+ * and got PTL_NO_SPACE at 65536. Freed handles are reused, and a handle
+ * of a freed entry is refused.
+ */
+Test(native_limits, default_entries_take_an_mpi_flood_of_receives)
+{
+	enum { N = 200000 };
+	static ptl_handle_me_t mh[N];
+	ptl_ni_limits_t lim;
+	ptl_handle_ni_t ni;
+	ptl_pt_index_t pt;
+	ptl_me_t me;
+	ptl_handle_me_t again;
+	int i, ret = PTL_OK;
+
+	t_init_loop();
+	cr_assert_eq(PtlNIInit(PTL_IFACE_DEFAULT,
+			       PTL_NI_MATCHING | PTL_NI_PHYSICAL, PTL_PID_ANY,
+			       NULL, &lim, &ni), PTL_OK);
+	cr_assert_geq(lim.max_entries, N, "max_entries %d", lim.max_entries);
+	cr_assert_geq(lim.max_list_size, N);
+	cr_assert_eq(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PTL_PT_ANY, &pt), PTL_OK);
+	memset(&me, 0, sizeof(me));
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	for (i = 0; i < N && ret == PTL_OK; i++) {
+		me.match_bits = (ptl_match_bits_t)i;
+		ret = PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &mh[i]);
+	}
+	cr_assert_eq(ret, PTL_OK, "entry %d: %d", i - 1, ret);
+	cr_assert_eq(PtlMEUnlink(mh[7]), PTL_OK);
+	cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &again),
+		     PTL_OK);
+	cr_expect_eq(PtlMEUnlink(mh[7]), PTL_ARG_INVALID, "a stale handle");
+	cr_assert_eq(PtlMEUnlink(again), PTL_OK);
+	for (i = 0; i < N; i++)
+		if (i != 7)
+			cr_assert_eq(PtlMEUnlink(mh[i]), PTL_OK, "entry %d", i);
+	cr_assert_eq(PtlPTFree(ni, pt), PTL_OK);
+	cr_assert_eq(PtlNIFini(ni), PTL_OK);
+}
