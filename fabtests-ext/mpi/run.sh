@@ -36,6 +36,9 @@
 # (default portals; e.g. MPI_OFI_PROVIDER='tcp;ofi_rxm' MPI_PASSES=shm
 # runs the same cases on libfabric's TCP stack for comparison - its btl
 # ofi cases fail: Open MPI's btl ofi refuses ofi_rxm).
+# MPI_MCA replaces the first configuration's selection (the cm line
+# below): test/clients/portals4-clients.sh runs the same cases with Open
+# MPI's own Portals 4 MTL over libportals that way.
 #
 # Sanitize builds: the plug-in is built with ASan, Open MPI and the
 # programs are not, so the ranks get the compiler's libasan through
@@ -131,6 +134,10 @@ cm_args=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov"
 	--mca btl self --mca osc pt2pt)
 rdma_args=(--mca pml ob1 --mca btl "self,ofi" --mca btl_ofi_mode 2
 	--mca btl_ofi_provider_include "$prov" --mca osc rdma)
+if [ -n "${MPI_MCA:-}" ]; then
+	# shellcheck disable=SC2206 # MPI_MCA is a list of words on purpose
+	cm_args=($MPI_MCA --mca btl self)
+fi
 scale=1
 if [ "$P4_SANITIZE" = yes ]; then
 	if [ -z "$P4_ASAN_LIB" ] || [ ! -f "$P4_ASAN_LIB" ]; then
@@ -174,7 +181,8 @@ if [ -z "$selected" ]; then
 fi
 # every case once per pass (MPI_PASSES, default "shm tcp"): shm as
 # configured (ranks of this host over shared memory), tcp with
-# FI_PORTALS_SHM=0, named <case>@tcp
+# FI_PORTALS_SHM=0 (and PTL_SHM=0, its name for libportals), named
+# <case>@tcp
 passes=${MPI_PASSES:-shm tcp}
 selected=$(for pass in $passes; do
 	echo "$selected" | while read -r name rest; do
@@ -199,9 +207,9 @@ while read -r name np secs prog args; do
 	secs=$((secs * scale))
 	# the tcp pass turns shared memory off; the other keeps the
 	# environment's choice
-	shm=(${FI_PORTALS_SHM:+-x FI_PORTALS_SHM})
+	shm=(${FI_PORTALS_SHM:+-x FI_PORTALS_SHM} ${PTL_SHM:+-x PTL_SHM})
 	case $name in
-	*@tcp) shm=(-x FI_PORTALS_SHM=0) ;;
+	*@tcp) shm=(-x FI_PORTALS_SHM=0 -x PTL_SHM=0) ;;
 	esac
 	cfg=("${cm_args[@]}")
 	case $name in
