@@ -204,21 +204,24 @@ static void cn_receiver(int peer)
 
 static void cn_sender_tail(int peer)
 {
-	char *buf = mt_malloc(30000);
-	MPI_Request req;
+	char *buf = mt_malloc(5000), *big = mt_malloc(30000);
+	MPI_Request req[2];
 
 	MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_GO, MPI_COMM_WORLD,
 		 MPI_STATUS_IGNORE);
 	mt_fill(buf, 5000, 3);
-	MPI_Send(buf, 5000, MPI_BYTE, peer, TAG_BASE - 1, MPI_COMM_WORLD);
-	mt_fill(buf, 30000, 4);
-	/* rendezvous: MPI_Isend, since the receiver only posts after
-	 * TAG_LATE */
-	MPI_Isend(buf, 30000, MPI_BYTE, peer, TAG_BASE - 2, MPI_COMM_WORLD,
-		  &req);
+	mt_fill(big, 30000, 4);
+	/* both by MPI_Isend: the receiver only posts after TAG_LATE, and
+	 * an MPI may send 5000 bytes by rendezvous too (Open MPI's mtl
+	 * portals4 does above 2 KiB): a blocking send would wait for it */
+	MPI_Isend(buf, 5000, MPI_BYTE, peer, TAG_BASE - 1, MPI_COMM_WORLD,
+		  &req[0]);
+	MPI_Isend(big, 30000, MPI_BYTE, peer, TAG_BASE - 2, MPI_COMM_WORLD,
+		  &req[1]);
 	MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_LATE, MPI_COMM_WORLD);
-	MPI_Wait(&req, MPI_STATUS_IGNORE);
+	MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
 	free(buf);
+	free(big);
 }
 
 int main(int argc, char **argv)
