@@ -23,6 +23,13 @@
  * ran out at 65536 posted receives); tables grow only as used.
  */
 #define PTL_DEFAULT_ENTRIES	(PTL_H_IDX_MAX + 1)
+/*
+ * Unexpected headers likewise: an MPI program may send a million messages
+ * before their receives are posted (mpi_isend_flood -n 1000000), and Open
+ * MPI's mtl portals4 recovers from a disabled PT by resending into the
+ * same full list. Headers are allocated as they arrive (about 130 bytes).
+ */
+#define PTL_DEFAULT_UH		(1u << 20)
 
 static void ptl_ni_addr(unsigned kind, ptl_nid_t nid, ptl_pid_t pid,
 			struct sockaddr_in *sin)
@@ -137,13 +144,15 @@ static void ptl_limits_in(const ptl_ni_limits_t *d, struct p4e_ni_limits *l,
 	memset(l, 0, sizeof(*l));
 	memset(da, 0, sizeof(*da));
 	l->max_entries = PTL_DEFAULT_ENTRIES;
+	l->max_unexpected_headers = PTL_DEFAULT_UH;
 	if (!d)
 		return;
 	if (d->max_entries > 0)
 		l->max_entries = ptl_lim(d->max_entries);
 	if (l->max_entries > PTL_H_IDX_MAX + 1)
 		l->max_entries = PTL_H_IDX_MAX + 1;
-	l->max_unexpected_headers = ptl_lim(d->max_unexpected_headers);
+	if (d->max_unexpected_headers > 0)
+		l->max_unexpected_headers = ptl_lim(d->max_unexpected_headers);
 	l->max_mds = ptl_lim(d->max_mds);
 	if (l->max_mds > PTL_H_IDX_MAX + 1)
 		l->max_mds = PTL_H_IDX_MAX + 1;

@@ -402,3 +402,55 @@ Test(native_limits, default_entries_take_an_mpi_flood_of_receives)
 	cr_assert_eq(PtlPTFree(ni, pt), PTL_OK);
 	cr_assert_eq(PtlNIFini(ni), PTL_OK);
 }
+
+/*
+ * With no desired limits the overflow list of a flow-controlled PT keeps
+ * the headers of a flood sent before any receive is posted: Open MPI's
+ * mtl portals4 recovers from a disabled PT by resending into the same
+ * full list, so mpi_isend_flood (200000 and more 8-byte messages) hung
+ * once 65536 headers were held.
+ */
+Test(native_limits, default_unexpected_headers_hold_a_flood)
+{
+	enum { N = 200000 };
+	static char obuf[8 * N];
+	uint64_t word = 0x1122334455667788ull;
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_handle_ct_t ct;
+	ptl_handle_md_t md;
+	ptl_pt_index_t pt;
+	ptl_process_t self;
+	ptl_ct_event_t cv;
+	ptl_me_t me;
+	ptl_handle_me_t mh;
+	int i;
+
+	t_init_loop();
+	ni = t_ni(PTL_NI_MATCHING | PTL_NI_PHYSICAL);
+	cr_assert_eq(PtlGetId(ni, &self), PTL_OK);
+	cr_assert_eq(PtlEQAlloc(ni, 64, &eq), PTL_OK);
+	cr_assert_eq(PtlPTAlloc(ni, PTL_PT_FLOWCTRL, eq, PTL_PT_ANY, &pt),
+		     PTL_OK);
+	cr_assert_eq(PtlCTAlloc(ni, &ct), PTL_OK);
+	me = t_me_desc(obuf, sizeof(obuf), PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL |
+		       PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
+		       PTL_ME_EVENT_CT_COMM, 0, ct);
+	me.ignore_bits = ~(ptl_match_bits_t)0;
+	cr_assert_eq(PtlMEAppend(ni, pt, &me, PTL_OVERFLOW_LIST, NULL, &mh),
+		     PTL_OK);
+	md = t_md(ni, &word, sizeof(word), PTL_EQ_NONE, PTL_CT_NONE, 0);
+	for (i = 0; i < N; i++)
+		cr_assert_eq(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, self, pt,
+				    (ptl_match_bits_t)i, 0, NULL, 0), PTL_OK,
+			     "put %d", i);
+	cr_assert_eq(PtlCTPoll(&ct, &(ptl_size_t){ N }, 1, 20000, &cv,
+			       &(unsigned){ 0 }), PTL_OK, "landed %lu of %d",
+		     (unsigned long)cv.success, N);
+	cr_expect_eq(cv.success, N);
+	cr_expect_eq(cv.failure, 0);
+	t_no_event(eq);		/* no PTL_EVENT_PT_DISABLED */
+	cr_assert_eq(PtlMEUnlink(mh), PTL_OK);
+	/* the headers still sit on the PT: PtlNIFini frees them */
+	cr_assert_eq(PtlNIFini(ni), PTL_OK);
+}
