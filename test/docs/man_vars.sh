@@ -13,12 +13,7 @@ top=${srcdir:-$(dirname "$0")/../..}
 man=$top/man/fi_portals.7.md
 . "$top/test/lib/tool_guard.sh"
 p4_need_tool fi_info
-defined=$(fi_info -e 2>/dev/null | grep -a -o '^# FI_PORTALS_[A-Z0-9_]*' |
-	  sed 's/^# //' | sort)
-if [ -z "$defined" ]; then
-	echo "FAIL: fi_info -e lists no FI_PORTALS_ variable (plug-in not loaded?)"
-	exit 1
-fi
+defined=$(p4_portals_vars) || { echo "$defined"; exit 1; }
 documented=$(grep -E '^\*FI_PORTALS_' "$man" |
 	     grep -o 'FI_PORTALS_[A-Z0-9_]*' | sort)
 failed=0

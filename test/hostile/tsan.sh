@@ -83,7 +83,9 @@ if [ ! -f Makefile ] ||
 		make distclean >/dev/null 2>&1
 	fi
 	echo "tsan.sh: configuring $bdir (${conf_args[*]})"
-	"$top/configure" -q "${conf_args[@]}" >configure.out 2>&1 ||
+	# (relative: configure refuses a source path with a space)
+	"$(realpath --relative-to=. "$top")/configure" -q "${conf_args[@]}" \
+		>configure.out 2>&1 ||
 		{ tail -20 configure.out; exit 1; }
 	echo "${conf_args[*]}" >tsan-configure.args
 fi

@@ -3,26 +3,34 @@
 # device, so the verbs transport can be tested on a machine without RDMA
 # hardware or an RDMA-capable kernel.
 #
-#   test/verbs/vm.sh GUEST-SCRIPT OUTDIR [VAR=value ...]
+#   test/verbs/vm.sh [-s DIR]... GUEST-SCRIPT OUTDIR [VAR=value ...]
 #
 # The guest boots the distribution's stock kernel (its package downloaded
 # once and unpacked into P4_VM_CACHE, never installed), loads the modules
 # for 9p, virtio and rdma_rxe (dependencies resolved from modules.dep),
 # mounts this machine's / read-only over 9p (so build trees run where they
-# are), gives itself tmpfs /tmp and /run, puts 127.0.0.2/8 on a dummy
-# netdev p4rxe and creates the soft-RoCE device rxe0 on it (RoCE v2 GID
-# ::ffff:127.0.0.2), then runs GUEST-SCRIPT with /bin/sh from OUTDIR, which
-# is shared read-write at /tmp/out. No network card: nothing leaves it.
-# VAR=value pairs are exported to the script. Output: OUTDIR/log.txt
-# (script), OUTDIR/console.txt (kernel); exit status = the script's, 125 if
-# the guest did not finish.
+# are), gives itself tmpfs /tmp and /run, mounts each DIR given with -s
+# read-only at its own path (the build and source trees, which that /tmp
+# would hide when they live under it; any path, spaces included), puts
+# 127.0.0.2/8 on a dummy netdev p4rxe and creates the soft-RoCE device
+# rxe0 on it (RoCE v2 GID ::ffff:127.0.0.2), then runs GUEST-SCRIPT with
+# /bin/sh from OUTDIR, which is shared read-write at /tmp/out. No network
+# card: nothing leaves it. VAR=value pairs are exported to the script.
+# Output: OUTDIR/log.txt (script), OUTDIR/console.txt (kernel); exit
+# status = the script's, 125 if the guest did not finish.
 #
 # Needs root for apt-get (qemu, busybox, rdma-core userspace, the kernel
 # package) on the first run. P4_VM_CPUS (default 2), P4_VM_MEM (MiB,
 # 2048), P4_VM_TIMEOUT (s, 1800), P4_VM_CACHE (/var/cache/p4-verbs-vm).
 set -eu
 
-[ $# -ge 2 ] || { sed -n '2,24s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+shares=
+while [ $# -ge 2 ] && [ "$1" = -s ]; do
+	shares="$shares$(readlink -f "$2")
+"
+	shift 2
+done
+[ $# -ge 2 ] || { sed -n '2,25s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 script=$(readlink -f "$1")
 mkdir -p "$2"
 out=$(readlink -f "$2")
@@ -130,8 +138,16 @@ mkdir -p /newroot/dev/shm
 mount -t tmpfs tmpfs /newroot/dev/shm
 mount -t tmpfs tmpfs /newroot/tmp
 mount -t tmpfs tmpfs /newroot/run
+# the -s directories, listed as "TAG PATH" lines in OUTDIR/shares
+mkdir -p /out
+mount -t 9p -o "$opts" p4out /out
+while read -r tag dir; do
+	mkdir -p "/newroot$dir" &&
+	mount -t 9p -o "$opts,ro" "$tag" "/newroot$dir" ||
+	echo "p4-vm: cannot mount $dir"
+done < /out/shares
 mkdir -p /newroot/tmp/out
-mount -t 9p -o "$opts" p4out /newroot/tmp/out
+mount -o bind /out /newroot/tmp/out
 chroot /newroot /bin/sh -c '
 	hostname p4-verbs-vm	# Open MPI refuses the kernel default "(none)"
 	ip link set lo up
@@ -159,6 +175,31 @@ fi
 } > "$out/job.sh"
 rm -f "$out/rc" "$out/log.txt"
 
+# ---- the -s directories: one 9p export each, none for a directory inside
+# another (seen through that one); QEMU's option syntax doubles commas
+shares=$(printf '%s' "$shares" | sort -u)
+: > "$out/shares"
+n=0
+while IFS= read -r d; do
+	[ -n "$d" ] || continue
+	inner=no
+	while IFS= read -r o; do
+		[ -n "$o" ] || continue
+		case $d in "$o"/*) inner=yes ;; esac
+	done <<SHARES
+$shares
+SHARES
+	[ "$inner" = no ] || continue
+	printf 'p4s%d %s\n' "$n" "$d" >> "$out/shares"
+	n=$((n + 1))
+done <<SHARES
+$shares
+SHARES
+set --
+while read -r tag dir; do
+	set -- "$@" -virtfs "local,path=$(printf '%s' "$dir" | sed 's/,/,,/g'),mount_tag=$tag,security_model=none,readonly=on,multidevs=remap"
+done < "$out/shares"
+
 timeout "${P4_VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-m "${P4_VM_MEM:-2048}" -smp "${P4_VM_CPUS:-2}" \
 	-nographic -no-reboot -nic none \
@@ -166,6 +207,7 @@ timeout "${P4_VM_TIMEOUT:-1800}" qemu-system-x86_64 \
 	-append "console=ttyS0 quiet panic=-1" \
 	-virtfs local,path=/,mount_tag=p4host,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$out",mount_tag=p4out,security_model=none \
+	"$@" \
 	> "$out/console.txt" 2>&1 || true
 
 [ -f "$out/log.txt" ] && cat "$out/log.txt"
