@@ -129,19 +129,9 @@ else
 fi
 
 # the selected cases, one per line
-selected=$(echo "$FX_CASES" | while read -r name ncl secs prog args; do
-	[ -n "$name" ] || continue
-	if [ $# -eq 0 ]; then
-		echo "$name $ncl $secs $prog $args"
-		continue
-	fi
-	for want in "$@"; do
-		if [ "$want" = "$name" ] || [ "$want" = "$prog" ]; then
-			echo "$name $ncl $secs $prog $args"
-			break
-		fi
-	done
-done)
+# shellcheck source=../test/lib/cases.sh
+. "$(dirname "$0")/../test/lib/cases.sh"
+selected=$(p4_select_cases "$FX_CASES" "$@")
 if [ -z "$selected" ]; then
 	echo "run.sh: no case matches: $*" >&2
 	exit 2

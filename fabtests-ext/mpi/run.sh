@@ -162,19 +162,9 @@ if [ "$P4_SANITIZE" = yes ]; then
 fi
 
 # the selected cases, one per line
-selected=$(echo "$MPI_CASES" | while read -r name np secs prog args; do
-	[ -n "$name" ] || continue
-	if [ $# -eq 0 ]; then
-		echo "$name $np $secs $prog $args"
-		continue
-	fi
-	for want in "$@"; do
-		if [ "$want" = "$name" ] || [ "$want" = "$prog" ]; then
-			echo "$name $np $secs $prog $args"
-			break
-		fi
-	done
-done)
+# shellcheck source=../../test/lib/cases.sh
+. "$(dirname "$0")/../../test/lib/cases.sh"
+selected=$(p4_select_cases "$MPI_CASES" "$@")
 if [ -z "$selected" ]; then
 	echo "run.sh: no case matches: $*" >&2
 	exit 2

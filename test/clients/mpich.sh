@@ -111,19 +111,9 @@ for prog in $(echo "$cases" | awk 'NF { print $4 }' | sort -u); do
 	}
 done
 
-selected=$(echo "$cases" | while read -r name np secs prog args; do
-	[ -n "$name" ] || continue
-	if [ $# -eq 0 ]; then
-		echo "$name $np $secs $prog $args"
-		continue
-	fi
-	for want in "$@"; do
-		if [ "$want" = "$name" ] || [ "$want" = "$prog" ]; then
-			echo "$name $np $secs $prog $args"
-			break
-		fi
-	done
-done)
+# shellcheck source=../lib/cases.sh
+. "$here/test/lib/cases.sh"
+selected=$(p4_select_cases "$cases" "$@")
 
 # the environment of each mode, as mpiexec -genv pairs
 mode_env() {

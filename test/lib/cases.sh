@@ -1,0 +1,24 @@
+# cases.sh - sourced by the scripts that run a table of test cases
+# (fabtests-ext/run.sh, fabtests-ext/mpi/run.sh, test/clients/mpich.sh).
+#
+# p4_select_cases TABLE [WANT...]: the rows of TABLE (one case a line:
+# name, a count, seconds, program, arguments) whose name or program is one
+# of the WANTs, every row when there is none; blank lines dropped.
+
+p4_select_cases() {
+	local table=$1 name n secs prog args want
+	shift
+	echo "$table" | while read -r name n secs prog args; do
+		[ -n "$name" ] || continue
+		if [ $# -eq 0 ]; then
+			echo "$name $n $secs $prog $args"
+			continue
+		fi
+		for want in "$@"; do
+			if [ "$want" = "$name" ] || [ "$want" = "$prog" ]; then
+				echo "$name $n $secs $prog $args"
+				break
+			fi
+		done
+	done
+}
