@@ -254,6 +254,15 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 			return done;
 		}
 	}
+	/*
+	 * No link and no handshake: only a new connection can come, and
+	 * it can wait P4T_TCP_IDLE_EPOLL_NS; a process whose peers all use
+	 * another transport does not pay a system call per progress call.
+	 */
+	if (!iface->nestablished && p4u_list_empty(&iface->pending) &&
+	    !iface->naccepted && !iface->nconnecting &&
+	    !p4u_time_due(&iface->idle_epoll_ns, P4T_TCP_IDLE_EPOLL_NS))
+		return done;
 	return done + p4t_tcp_epoll_run(iface, budget > done ? budget - done : 0);
 }
 

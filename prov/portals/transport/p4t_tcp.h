@@ -149,7 +149,10 @@
  * is asked every few calls (new connections, handshakes); a link whose
  * last recv found nothing, or whose socket is full, waits for epoll
  * (which takes no socket lock) instead. With more links only the
- * sockets epoll reports are touched. The wait fd is the iface's epoll fd:
+ * sockets epoll reports are touched. With no link and no handshake
+ * (every peer on another transport) epoll is asked at most once per
+ * P4T_TCP_IDLE_EPOLL_NS, so a new connection waits that long at most.
+ * The wait fd is the iface's epoll fd:
  * readable when any socket is readable (or writable with data queued),
  * or when completions, self messages or staged messages are waiting. It
  * holds nothing for deadlines: who sleeps on it also waits for the
@@ -169,6 +172,7 @@
 #define P4T_TCP_QUEUE_LIMIT	((size_t)16 << 20)	/* requests: EAGAIN */
 #define P4T_TCP_HELLO_TIMEOUT_MS 5000u
 #define P4T_TCP_PENDING_MAX	256	/* accepted, waiting for HELLO */
+#define P4T_TCP_IDLE_EPOLL_NS	100000	/* no link: epoll this often */
 /* A refused connect is tried again after a pause doubling from MIN to
  * MAX, while the retry still comes before the link's deadline. */
 #define P4T_TCP_RETRY_MIN_MS	20

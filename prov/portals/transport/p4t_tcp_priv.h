@@ -361,6 +361,7 @@ struct p4t_tcp_iface {
 	struct p4u_timerq *timers;	/* the owner's (cfg) */
 	int sndbuf, rcvbuf;		/* test hook; 0 = kernel default */
 	unsigned tick;
+	uint64_t idle_epoll_ns;		/* last epoll with no link */
 	bool signaled;			/* efd holds a count */
 	bool closing;
 	bool in_progress;		/* sends now come from upcalls */

@@ -370,6 +370,33 @@ TCP_TEST(idle_link_is_left_to_epoll)
 	(void)x;
 }
 
+/*
+ * With no link (every peer on another transport) only a connection can
+ * come: progress asks epoll once per P4T_TCP_IDLE_EPOLL_NS, not on every
+ * call, and a peer that connects is still served.
+ */
+TCP_TEST(without_links_progress_spins_without_epoll)
+{
+	struct p4t_tcp_stats st;
+	uint64_t t0, calls, elapsed_ns;
+	int i;
+
+	pump_quiet(20);
+	st = stats_of(&sa);
+	t0 = p4u_time_ns();
+	for (i = 0; i < 20000; i++)
+		(void)p4t_progress(sa.iface, 64);
+	elapsed_ns = p4u_time_ns() - t0;
+	calls = stats_of(&sa).epoll_calls - st.epoll_calls;
+	cr_expect_leq(calls, elapsed_ns / P4T_TCP_IDLE_EPOLL_NS + 1,
+		      "%llu epoll_wait in 20000 idle calls (%llu us)",
+		      (unsigned long long)calls,
+		      (unsigned long long)(elapsed_ns / 1000));
+	cr_assert_eq(send_seq(&sb, conn_to(&sb, &sa), 7, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sa, UP_RECV) == 1);
+	expect_msg(&sa.ev[find_ev(&sa, UP_RECV, 0)], 7, 100);
+}
+
 TCP_TEST(progress_respects_the_budget)
 {
 	struct p4t_conn *x = conn_to(&sa, &sb);
