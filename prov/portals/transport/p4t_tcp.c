@@ -254,15 +254,6 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 			return done;
 		}
 	}
-	/*
-	 * No link and no handshake: only a new connection can come, and
-	 * it can wait P4T_TCP_IDLE_EPOLL_NS; a process whose peers all use
-	 * another transport does not pay a system call per progress call.
-	 */
-	if (!iface->nestablished && p4u_list_empty(&iface->pending) &&
-	    !iface->naccepted && !iface->nconnecting &&
-	    !p4u_time_due(&iface->idle_epoll_ns, P4T_TCP_IDLE_EPOLL_NS))
-		return done;
 	return done + p4t_tcp_epoll_run(iface, budget > done ? budget - done : 0);
 }
 
@@ -296,11 +287,33 @@ static void p4t_tcp_reap(struct p4t_tcp_iface *iface)
 	}
 }
 
+/*
+ * No link, no handshake, nothing queued: only a new connection can come,
+ * and it can wait P4T_TCP_IDLE_EPOLL_NS. A process whose peers all use
+ * another transport then pays neither a system call nor a walk of empty
+ * queues per progress call.
+ */
+static bool p4t_tcp_quiet(const struct p4t_tcp_iface *iface)
+{
+	return !iface->nestablished && !iface->nconnecting &&
+	       !iface->naccepted && !iface->signaled &&
+	       p4u_list_empty(&iface->pending) &&
+	       p4u_list_empty(&iface->evq) && p4u_list_empty(&iface->selfq) &&
+	       p4u_list_empty(&iface->backlog) &&
+	       p4u_list_empty(&iface->corked) && p4u_list_empty(&iface->dead) &&
+	       p4u_list_empty(&iface->dead_socks);
+}
+
 static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 {
 	struct p4t_tcp_iface *iface = p4t_tcp_iface_of(iface_);
 	int done;
 
+	/* the clock too is read only every 16th quiet call */
+	if (p4t_tcp_quiet(iface) &&
+	    (++iface->tick % 16 ||
+	     !p4u_time_due(&iface->idle_epoll_ns, P4T_TCP_IDLE_EPOLL_NS)))
+		return 0;
 	/* what was sent since the last call leaves first, together */
 	p4t_tcp_corked_flush(iface);
 	iface->in_progress = true;

@@ -151,7 +151,8 @@
  * (which takes no socket lock) instead. With more links only the
  * sockets epoll reports are touched. With no link and no handshake
  * (every peer on another transport) epoll is asked at most once per
- * P4T_TCP_IDLE_EPOLL_NS, so a new connection waits that long at most.
+ * P4T_TCP_IDLE_EPOLL_NS, so a new connection waits that long (and 16
+ * progress calls) at most.
  * The wait fd is the iface's epoll fd:
  * readable when any socket is readable (or writable with data queued),
  * or when completions, self messages or staged messages are waiting. It
