@@ -214,16 +214,7 @@ while read -r name np secs prog args; do
 		> "$log" 2>&1 < /dev/null
 	rc=$?
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	# a pass is exit 0 and the program's own PASS line from rank 0
-	if [ $rc = 0 ] && grep -q "^$prog: PASS" "$log"; then
-		res=PASS
-		npass=$((npass + 1))
-	else
-		res=FAIL
-		nfail=$((nfail + 1))
-		failed="$failed $name"
-		echo "exit status $rc" >> "$log"
-	fi
+	p4_mpi_result "$rc" "$log" "$prog" "$name"
 	printf '%-24s %-6s %5s %7s   %s %s\n' "$name" "$res" "$np" \
 		"$((ms / 1000)).$((ms % 1000 / 100))" "$prog" "$args"
 done <<EOF

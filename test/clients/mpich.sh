@@ -150,15 +150,7 @@ for mode in $modes; do
 			"$bindir/$prog" $args > "$log" 2>&1 < /dev/null
 		rc=$?
 		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-		if [ $rc = 0 ] && grep -q "^$prog: PASS" "$log"; then
-			res=PASS
-			npass=$((npass + 1))
-		else
-			res=FAIL
-			nfail=$((nfail + 1))
-			failed="$failed $name@$mode"
-			echo "exit status $rc" >> "$log"
-		fi
+		p4_mpi_result "$rc" "$log" "$prog" "$name@$mode"
 		printf '%-24s %-6s %5s %7s   %s %s\n' "$name@$mode" "$res" \
 			"$np" "$((ms / 1000)).$((ms % 1000 / 100))" "$prog" \
 			"$args"

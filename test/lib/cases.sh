@@ -22,3 +22,19 @@ p4_select_cases() {
 		done
 	done
 }
+
+# p4_mpi_result RC LOG PROG NAME: the verdict of one MPI case, a pass
+# being exit status 0 and the program's own "PROG: PASS" line from rank 0
+# in LOG. Sets res (PASS or FAIL) and counts it in npass / nfail; a
+# failure's NAME goes onto failed and its exit status into LOG.
+p4_mpi_result() {
+	if [ "$1" = 0 ] && grep -q "^$3: PASS" "$2"; then
+		res=PASS
+		npass=$((npass + 1))
+	else
+		res=FAIL
+		nfail=$((nfail + 1))
+		failed="$failed $4"
+		echo "exit status $1" >> "$2"
+	fi
+}
