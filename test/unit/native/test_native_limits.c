@@ -380,12 +380,8 @@ Test(native_limits, default_entries_take_an_mpi_flood_of_receives)
 	cr_assert_geq(lim.max_entries, N, "max_entries %d", lim.max_entries);
 	cr_assert_geq(lim.max_list_size, N);
 	cr_assert_eq(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PTL_PT_ANY, &pt), PTL_OK);
-	memset(&me, 0, sizeof(me));
-	me.ct_handle = PTL_CT_NONE;
-	me.uid = PTL_UID_ANY;
-	me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE;
-	me.match_id.phys.nid = PTL_NID_ANY;
-	me.match_id.phys.pid = PTL_PID_ANY;
+	me = t_me_desc(NULL, 0, PTL_ME_OP_PUT | PTL_ME_USE_ONCE, 0,
+		       PTL_CT_NONE);
 	for (i = 0; i < N && ret == PTL_OK; i++) {
 		me.match_bits = (ptl_match_bits_t)i;
 		ret = PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &mh[i]);
