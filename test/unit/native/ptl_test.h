@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 
@@ -167,5 +168,34 @@ static inline void t_no_event(ptl_handle_eq_t eq)
 	cr_assert_eq(PtlEQPoll(&eq, 1, 50, &ev, &which), PTL_EQ_EMPTY,
 		     "unexpected event type %d", ev.type);
 }
+
+/* CLOCK_MONOTONIC in ns, for tests that time a wait. */
+static inline uint64_t t_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The fixture of most native suites: before each test an NI on loop with
+ * an EQ and a PT (t_open_pt) in ni, eq, pt and self; PtlFini after it.
+ */
+#define T_PT_SUITE(suite)						\
+	static ptl_handle_ni_t ni;					\
+	static ptl_handle_eq_t eq;					\
+	static ptl_pt_index_t pt;					\
+	static ptl_process_t self;					\
+	static void t_suite_setup(void)					\
+	{								\
+		t_open_pt(&ni, &eq, &pt, &self);			\
+	}								\
+	static void t_suite_teardown(void)				\
+	{								\
+		PtlFini();						\
+	}								\
+	TestSuite(suite, .init = t_suite_setup,				\
+		  .fini = t_suite_teardown, .timeout = 60)
 
 #endif /* PTL_TEST_H */

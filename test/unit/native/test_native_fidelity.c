@@ -12,22 +12,7 @@
 
 #include "ptl_test.h"
 
-static ptl_handle_ni_t ni;
-static ptl_handle_eq_t eq;
-static ptl_pt_index_t pt;
-static ptl_process_t self;
-
-static void setup(void)
-{
-	t_open_pt(&ni, &eq, &pt, &self);
-}
-
-static void teardown(void)
-{
-	PtlFini();
-}
-
-TestSuite(native_fidelity, .init = setup, .fini = teardown, .timeout = 60);
+T_PT_SUITE(native_fidelity);
 
 /* ---- PtlEQFree with users left -------------------------------------------- */
 

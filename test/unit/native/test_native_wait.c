@@ -21,30 +21,7 @@
 
 #include "ptl_test.h"
 
-static ptl_handle_ni_t ni;
-static ptl_handle_eq_t eq;
-static ptl_pt_index_t pt;
-static ptl_process_t self;
-
-static void setup(void)
-{
-	t_open_pt(&ni, &eq, &pt, &self);
-}
-
-static void teardown(void)
-{
-	PtlFini();
-}
-
-TestSuite(native_wait, .init = setup, .fini = teardown, .timeout = 60);
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+T_PT_SUITE(native_wait);
 
 /* Voluntary context switches: of the calling thread, of the process. */
 static long vcsw(int who)
@@ -165,9 +142,9 @@ Test(native_wait, idle_waits_sleep)
 	p0 = vcsw(RUSAGE_SELF);
 	s0 = vcsw(RUSAGE_THREAD);
 	c0 = cpu_us();
-	t0 = now_ns();
+	t0 = t_now_ns();
 	cr_assert_eq(PtlEQPoll(&eq, 1, 300, &ev, &which), PTL_EQ_EMPTY);
-	cr_assert_geq(now_ns() - t0, 300 * 1000000ULL);
+	cr_assert_geq(t_now_ns() - t0, 300 * 1000000ULL);
 	cr_assert_leq(vcsw(RUSAGE_THREAD) - s0, 3,
 		      "PtlEQPoll slept %ld times in 300 ms",
 		      vcsw(RUSAGE_THREAD) - s0);
@@ -177,10 +154,10 @@ Test(native_wait, idle_waits_sleep)
 	/* the same for a CT */
 	s0 = vcsw(RUSAGE_THREAD);
 	c0 = cpu_us();
-	t0 = now_ns();
+	t0 = t_now_ns();
 	cr_assert_eq(PtlCTPoll(&ct, &test, 1, 300, &cev, &which),
 		     PTL_CT_NONE_REACHED);
-	cr_assert_geq(now_ns() - t0, 300 * 1000000ULL);
+	cr_assert_geq(t_now_ns() - t0, 300 * 1000000ULL);
 	cr_assert_leq(vcsw(RUSAGE_THREAD) - s0, 3,
 		      "PtlCTPoll slept %ld times in 300 ms",
 		      vcsw(RUSAGE_THREAD) - s0);
@@ -206,7 +183,7 @@ static void *eq_waiter(void *arg)
 	(void)arg;
 	for (i = 0; i < WAKE_ROUNDS; i++) {
 		ret = PtlEQWait(eq, &ev);
-		__atomic_store_n(&wake_at[i], now_ns(), __ATOMIC_RELEASE);
+		__atomic_store_n(&wake_at[i], t_now_ns(), __ATOMIC_RELEASE);
 		if (ret != PTL_OK || ev.type != PTL_EVENT_PUT)
 			return (void *)(intptr_t)(ret ? ret : -1);
 	}
@@ -223,7 +200,7 @@ static void *ct_waiter(void *arg)
 	(void)arg;
 	for (i = 0; i < WAKE_ROUNDS; i++) {
 		ret = PtlCTWait(wake_ct, (ptl_size_t)i + 1, &cev);
-		__atomic_store_n(&wake_at[i], now_ns(), __ATOMIC_RELEASE);
+		__atomic_store_n(&wake_at[i], t_now_ns(), __ATOMIC_RELEASE);
 		if (ret != PTL_OK)
 			return (void *)(intptr_t)ret;
 	}
@@ -252,7 +229,7 @@ static void wake_rounds(bool ct)
 				    NULL), 0);
 	for (i = 0; i < WAKE_ROUNDS; i++) {
 		usleep(WAKE_GAP_MS * 1000);
-		sent[i] = now_ns();
+		sent[i] = t_now_ns();
 		if (ct)
 			cr_assert_eq(PtlCTInc(wake_ct,
 					      (ptl_ct_event_t){ 1, 0 }),
@@ -263,7 +240,7 @@ static void wake_rounds(bool ct)
 					    NULL, 0), PTL_OK);
 		/* the next round starts once this one was seen */
 		while (!__atomic_load_n(&wake_at[i], __ATOMIC_ACQUIRE) &&
-		       now_ns() - sent[i] < 5000000000ULL)
+		       t_now_ns() - sent[i] < 5000000000ULL)
 			usleep(1000);
 	}
 	cr_assert_eq(join_within(th, 10000), 0);
@@ -384,11 +361,11 @@ static void wake_both(void (*act)(void), int ret)
 	cr_assert_eq(pthread_create(&t1, NULL, gone_eq_waiter, NULL), 0);
 	cr_assert_eq(pthread_create(&t2, NULL, gone_ct_waiter, NULL), 0);
 	usleep(100 * 1000);	/* let them fall asleep */
-	t0 = now_ns();
+	t0 = t_now_ns();
 	act();
 	cr_assert_eq(join_within(t1, 200), ret);
 	cr_assert_eq(join_within(t2, 200), ret);
-	cr_assert_lt(now_ns() - t0, 200000000ULL);
+	cr_assert_lt(t_now_ns() - t0, 200000000ULL);
 }
 
 static void act_abort(void)
