@@ -30,6 +30,7 @@
 void p4t_shm_signal(struct p4t_shm_iface *iface)
 {
 	bool work = !p4u_list_empty(&iface->evq) ||
+		    !p4u_list_empty(&iface->cma_reads) ||
 		    !p4u_list_empty(&iface->dead);
 	uint64_t val = 1;
 
@@ -233,7 +234,8 @@ static int p4t_shm_progress(struct p4t_iface *iface_, int budget)
 			p4t_shm_ring_disarm(conn);
 		iface->tick = 0;
 	}
-	done = p4t_shm_events_run(iface, budget);
+	done = p4t_shm_cma_run(iface);
+	done += p4t_shm_events_run(iface, budget);
 	rings = p4t_shm_rings_run(iface, budget > done ? budget - done : 1,
 				  &settling);
 	done += rings;
@@ -265,7 +267,9 @@ static int p4t_shm_wait_arm(struct p4t_iface *iface_)
 	iface->armed = true;
 	p4u_list_foreach_entry(&iface->conns, conn, struct p4t_shm_conn, node)
 		work += p4t_shm_ring_arm(conn);
-	if (!p4u_list_empty(&iface->evq) || !p4u_list_empty(&iface->dead))
+	if (!p4u_list_empty(&iface->evq) ||
+	    !p4u_list_empty(&iface->cma_reads) ||
+	    !p4u_list_empty(&iface->dead))
 		work++;
 	return work;
 }
@@ -414,6 +418,8 @@ static void p4t_shm_iface_init(struct p4t_shm_iface *iface,
 	p4u_list_init(&iface->pend);
 	p4u_list_init(&iface->dead_pend);
 	p4u_list_init(&iface->evq);
+	p4u_list_init(&iface->cma_reads);
+	iface->cma_gen = 0;
 }
 
 /* The network address with a port; stamped for getname, cleared as key. */

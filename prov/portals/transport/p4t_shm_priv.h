@@ -355,6 +355,7 @@ enum p4t_shm_rma_kind {
 	P4T_SHM_RMA_PULL,	/* ours: waiting for GRANT or data */
 	P4T_SHM_RMA_PUSH,	/* ours: waiting for PUSH_DONE */
 	P4T_SHM_RMA_STREAM,	/* the peer's ring-mode pull, served here */
+	P4T_SHM_RMA_FILL,	/* the peer's push, read here by steps */
 };
 
 struct p4t_shm_mem;
@@ -362,21 +363,27 @@ struct p4t_shm_mem;
 struct p4t_shm_rma {
 	struct p4t_shm_ev ev;		/* completion (PULL, PUSH) */
 	struct p4u_list link;		/* PULL, PUSH: conn->rmas;
-					 * STREAM: mem->streams */
+					 * STREAM, FILL: mem->streams */
 	struct p4t_shm_tx tx;		/* ring-mode data: the next chunk */
 	enum p4t_shm_rma_kind kind;
 	struct p4t_shm_conn *conn;
 	void *op_ctx;
-	uint64_t id;			/* STREAM: the puller's id */
+	uint64_t id;			/* STREAM, FILL: the peer's id */
 	size_t len, pos;
 	bool ring;			/* data through the ring */
 	bool in_txq;
 	int status;
-	struct p4t_shm_mem *mem;	/* STREAM: the source */
+	struct p4t_shm_mem *mem;	/* STREAM: the source; FILL: the
+					 * destination */
 	uint64_t mem_off;
 	struct p4w_cookie remote;
 	uint64_t remote_off;
 	struct p4t_shm_ctl hdr;		/* the chunk's header */
+	struct p4u_list cma_node;	/* PULL, FILL being read:
+					 * iface->cma_reads */
+	struct iovec *granted;		/* PULL, FILL: the peer's pieces */
+	uint64_t cma_gen;		/* p4t_shm_cma_run's last round */
+	size_t ngranted;
 	size_t iovcnt;
 	struct iovec *iov;		/* PULL: destination; PUSH: source */
 	struct iovec iov_inline[P4T_SHM_TX_IOV];
@@ -428,6 +435,8 @@ struct p4t_shm_iface {
 	struct p4u_list pend;		/* struct p4t_shm_pend */
 	struct p4u_list dead_pend;	/* closed: freed at reap */
 	struct p4u_list evq;
+	struct p4u_list cma_reads;	/* pulls, fills still to read */
+	uint64_t cma_gen;
 	struct p4u_pool txs;
 	struct p4u_pool bufs;
 	struct p4u_pool rmas;
@@ -558,6 +567,7 @@ int p4t_shm_rma_frame(struct p4t_shm_conn *conn, uint16_t type,
 		      const uint8_t *body, size_t len);
 void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx);
 void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status);
+int p4t_shm_cma_run(struct p4t_shm_iface *iface);
 void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma);
 bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 		       uint64_t want);

@@ -68,24 +68,25 @@ static void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
 }
 
 /*
- * Read len bytes of the peer's memory (remote) into ours (local) with
- * process_vm_readv, in calls of at most P4T_SHM_CMA_IOV pieces a side;
- * 0 or -errno (EPERM / ENOSYS: the kernel refuses attaching).
+ * Read len bytes of the peer's memory (remote, from roff) into ours
+ * (local, from loff) with process_vm_readv, in calls of at most
+ * P4T_SHM_CMA_IOV pieces a side; 0 or -errno (EPERM / ENOSYS: the kernel
+ * refuses attaching).
  */
 static int p4t_shm_cma_read(struct p4t_shm_conn *conn,
 			    const struct iovec *local, size_t lcnt,
-			    const struct iovec *remote, size_t rcnt,
-			    size_t len)
+			    uint64_t loff, const struct iovec *remote,
+			    size_t rcnt, uint64_t roff, size_t len)
 {
 	struct iovec l[P4T_SHM_CMA_IOV], r[P4T_SHM_CMA_IOV];
 	size_t done = 0, nl, nr;
 	ssize_t n;
 
 	while (done < len) {
-		nl = p4t_shm_iov_slice(local, lcnt, done, len - done, l,
+		nl = p4t_shm_iov_slice(local, lcnt, loff + done, len - done, l,
 				       P4T_SHM_CMA_IOV);
-		nr = p4t_shm_iov_slice(remote, rcnt, done, len - done, r,
-				       P4T_SHM_CMA_IOV);
+		nr = p4t_shm_iov_slice(remote, rcnt, roff + done, len - done,
+				       r, P4T_SHM_CMA_IOV);
 		n = process_vm_readv(conn->peer_pid, l, nl, r, nr, 0);
 		conn->iface->stats.cma_reads++;
 		if (n <= 0)
@@ -112,7 +113,7 @@ bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 
 	if (!conn->iface->cma)
 		return false;
-	ret = p4t_shm_cma_read(conn, &l, 1, &r, 1, sizeof(got));
+	ret = p4t_shm_cma_read(conn, &l, 1, 0, &r, 1, 0, sizeof(got));
 	if (p4t_shm_cma_refused(ret))
 		conn->iface->stats.cma_refused++;
 	return !ret && got == want;
@@ -232,8 +233,19 @@ static int p4t_shm_mem_lookup(struct p4t_shm_conn *conn, uint64_t key,
 
 /* ---- rma objects ------------------------------------------------------------------- */
 
+/* A granted pull stops being read (done, failed or freed). */
+static void p4t_shm_cma_forget(struct p4t_shm_rma *rma)
+{
+	if (p4u_list_node_linked(&rma->cma_node))
+		p4u_list_remove(&rma->cma_node);
+	free(rma->granted);
+	rma->granted = NULL;
+	rma->ngranted = 0;
+}
+
 void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma)
 {
+	p4t_shm_cma_forget(rma);
 	p4u_list_remove(&rma->link);
 	if (rma->iov != rma->iov_inline)
 		free(rma->iov);
@@ -255,6 +267,10 @@ static struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
 	p4u_list_node_init(&rma->ev.node);
 	p4u_list_node_init(&rma->link);
 	p4u_list_node_init(&rma->tx.ev.node);
+	p4u_list_node_init(&rma->cma_node);
+	rma->cma_gen = 0;
+	rma->granted = NULL;
+	rma->ngranted = 0;
 	rma->tx.rma = rma;
 	rma->iov = rma->iov_inline;
 	if (iovcnt > P4T_SHM_TX_IOV) {
@@ -279,6 +295,7 @@ static uint64_t p4t_shm_rma_id(struct p4t_shm_rma *rma)
 /* A pull or push of ours finished: rma_done from progress. */
 static void p4t_shm_rma_complete(struct p4t_shm_rma *rma, int status)
 {
+	p4t_shm_cma_forget(rma);
 	p4u_list_remove(&rma->link);
 	if (rma->in_txq) {
 		rma->conn->txq_bytes -= rma->tx.len - rma->tx.done;
@@ -297,6 +314,11 @@ void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status)
 	p4u_list_foreach_entry_safe(&conn->rmas, rma, tmp, struct p4t_shm_rma,
 				    link)
 		p4t_shm_rma_complete(rma, status);
+	/* the peer's pushes being read here: nobody waits for them now */
+	p4u_list_foreach_entry_safe(&conn->iface->cma_reads, rma, tmp,
+				    struct p4t_shm_rma, cma_node)
+		if (rma->conn == conn && rma->kind == P4T_SHM_RMA_FILL)
+			p4t_shm_rma_free(conn->iface, rma);
 }
 
 /* Describe the next ring-mode chunk (PULL_DATA or PUSH_DATA) in rma->tx. */
@@ -355,11 +377,14 @@ void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx)
 		p4t_shm_rma_free(conn->iface, rma);
 }
 
-/* Unexposed while streaming: what is left is refused. */
+/* Unexposed while a peer's pull streams from it or its push fills it:
+ * what is left is refused. */
 static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
 {
 	struct p4t_shm_conn *conn = rma->conn;
 	struct p4t_shm_ctl done = { .id = rma->id, .status = status };
+	uint16_t type = rma->kind == P4T_SHM_RMA_FILL ? P4T_SHM_F_PUSH_DONE :
+			P4T_SHM_F_PULL_DONE;
 
 	if (rma->in_txq) {
 		/* chunks are single records: none is half written */
@@ -368,7 +393,7 @@ static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
 	}
 	p4t_shm_rma_free(conn->iface, rma);
 	if (p4t_shm_conn_live(conn) &&
-	    p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_DONE, &done, NULL, 0))
+	    p4t_shm_ctl_send(conn, type, &done, NULL, 0))
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_ENOMEM);
 	if (p4u_list_empty(&conn->txq))
 		p4u_list_remove(&conn->backlog);
@@ -608,6 +633,103 @@ static int p4t_shm_rx_pull_req(struct p4t_shm_conn *conn,
 	return 0;
 }
 
+/*
+ * Read the next step of a granted pull; true once it is over (completed,
+ * failed, or handed to the ring because the kernel refused attaching).
+ */
+static bool p4t_shm_pull_step(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	size_t n = P4U_MIN(P4T_SHM_CMA_STEP, rma->len - rma->pos);
+	int ret;
+
+	ret = p4t_shm_cma_read(conn, rma->iov, rma->iovcnt, rma->pos,
+			       rma->granted, rma->ngranted, rma->pos, n);
+	if (p4t_shm_cma_refused(ret)) {
+		/* from now on this link copies through the ring */
+		p4t_shm_cma_forget(rma);
+		conn->iface->stats.cma_refused++;
+		conn->cma = false;
+		rma->ring = true;
+		if (p4t_shm_pull_ask(rma))
+			p4t_shm_rma_complete(rma, -FI_ENOMEM);
+		return true;
+	}
+	if (ret) {
+		p4t_shm_rma_complete(rma, ret == -ESRCH ? -FI_ECONNABORTED :
+					  -FI_EIO);
+		return true;
+	}
+	rma->pos += n;
+	if (rma->pos < rma->len)
+		return false;
+	p4t_shm_rma_complete(rma, 0);
+	return true;
+}
+
+/*
+ * Read the next step of the peer's push into our exposure. 1: more to
+ * read; 0: over, freed, PUSH_DONE sent (its status: done, "use the ring"
+ * when the kernel refused, or the error); < 0: PUSH_DONE could not be
+ * sent (the link must fail).
+ */
+static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	struct p4t_shm_mem *mem = rma->mem;
+	struct p4t_shm_ctl ans = { .id = rma->id };
+	size_t n = P4U_MIN(P4T_SHM_CMA_STEP, rma->len - rma->pos);
+	int ret;
+
+	ret = p4t_shm_cma_read(conn, mem->iov, mem->iovcnt,
+			       rma->mem_off + rma->pos, rma->granted,
+			       rma->ngranted, rma->pos, n);
+	if (!ret) {
+		rma->pos += n;
+		if (rma->pos < rma->len)
+			return 1;
+	} else if (p4t_shm_cma_refused(ret)) {
+		/* the pusher sends it again as data */
+		conn->iface->stats.cma_refused++;
+		conn->cma = false;
+		ans.status = P4T_SHM_ST_RING;
+	} else {
+		ans.status = -FI_EIO;
+	}
+	p4t_shm_rma_free(conn->iface, rma);
+	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
+}
+
+/*
+ * One step of every pull and fill being read (p4t_shm_progress); the
+ * count of steps. A step may fail a link, which frees that link's fills:
+ * the list is walked from its head, each entry moved to the tail and
+ * marked with this round's generation before its step.
+ */
+int p4t_shm_cma_run(struct p4t_shm_iface *iface)
+{
+	struct p4t_shm_rma *rma;
+	int done = 0;
+
+	iface->cma_gen++;
+	while (!p4u_list_empty(&iface->cma_reads)) {
+		rma = container_of(iface->cma_reads.next, struct p4t_shm_rma,
+				   cma_node);
+		if (rma->cma_gen == iface->cma_gen)
+			break;		/* every one had its step */
+		rma->cma_gen = iface->cma_gen;
+		p4u_list_remove(&rma->cma_node);
+		p4u_list_insert_tail(&iface->cma_reads, &rma->cma_node);
+		done++;
+		if (rma->kind == P4T_SHM_RMA_PULL)
+			(void)p4t_shm_pull_step(rma);
+		else if (p4t_shm_fill_step(rma) < 0)
+			p4t_shm_conn_step(rma->conn, P4T_SHM_IN_FAIL,
+					  -FI_ENOMEM);
+	}
+	return done;
+}
+
 static int p4t_shm_rx_grant(struct p4t_shm_conn *conn,
 			    const struct p4t_shm_ctl *ans, const uint8_t *more,
 			    size_t more_len)
@@ -615,25 +737,18 @@ static int p4t_shm_rx_grant(struct p4t_shm_conn *conn,
 	struct p4t_shm_rma *rma = p4t_shm_rma_find(conn, ans->id,
 						   P4T_SHM_RMA_PULL);
 	struct iovec *remote;
-	int ret;
 
-	if (!rma || ans->len != rma->len)
+	if (!rma || ans->len != rma->len || rma->granted)
 		return -FI_EPROTO;
 	remote = p4t_shm_pieces(ans, more, more_len, rma->len);
 	if (!remote)
 		return -FI_EPROTO;
-	ret = p4t_shm_cma_read(conn, rma->iov, rma->iovcnt, remote, ans->niov,
-			       rma->len);
-	free(remote);
-	if (p4t_shm_cma_refused(ret)) {
-		/* from now on this link copies through the ring */
-		conn->iface->stats.cma_refused++;
-		conn->cma = false;
-		rma->ring = true;
-		return p4t_shm_pull_ask(rma);
-	}
-	p4t_shm_rma_complete(rma, !ret ? 0 : ret == -ESRCH ?
-			     -FI_ECONNABORTED : -FI_EIO);
+	rma->granted = remote;
+	rma->ngranted = ans->niov;
+	rma->pos = 0;
+	/* the first step at once: most pulls are one step */
+	if (!p4t_shm_pull_step(rma))
+		p4u_list_insert_tail(&conn->iface->cma_reads, &rma->cma_node);
 	return 0;
 }
 
@@ -666,8 +781,10 @@ static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
 {
 	struct p4t_shm_ctl ans = { .id = req->id };
 	struct p4t_shm_mem *mem;
+	struct p4t_shm_rma *rma;
 	struct iovec *remote, local[P4T_SHM_MAX_IOV];
 	size_t n;
+	int ret;
 
 	remote = p4t_shm_pieces(req, more, more_len, req->len);
 	if (!remote)
@@ -676,11 +793,28 @@ static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
 					P4T_ACCESS_WRITE, &mem);
 	if (!ans.status && !conn->cma) {
 		ans.status = P4T_SHM_ST_RING;
+	} else if (!ans.status &&
+		   (rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_FILL, NULL, 0))) {
+		/* read by steps; unexposing refuses the rest */
+		rma->id = req->id;
+		rma->len = req->len;
+		rma->pos = 0;
+		rma->mem = mem;
+		rma->mem_off = req->off;
+		rma->granted = remote;
+		rma->ngranted = req->niov;
+		p4u_list_insert_tail(&mem->streams, &rma->link);
+		ret = p4t_shm_fill_step(rma);
+		if (ret > 0)
+			p4u_list_insert_tail(&conn->iface->cma_reads,
+					     &rma->cma_node);
+		return ret < 0 ? ret : 0;
 	} else if (!ans.status) {
+		/* no rma left: all of it now */
 		n = p4t_shm_iov_slice(mem->iov, mem->iovcnt, req->off,
 				      req->len, local, P4T_SHM_MAX_IOV);
-		ans.status = p4t_shm_cma_read(conn, local, n, remote,
-					      req->niov, req->len);
+		ans.status = p4t_shm_cma_read(conn, local, n, 0, remote,
+					      req->niov, 0, req->len);
 		if (p4t_shm_cma_refused(ans.status)) {
 			conn->iface->stats.cma_refused++;
 			conn->cma = false;

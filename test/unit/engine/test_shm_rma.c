@@ -117,6 +117,125 @@ SHM_TEST(pull_and_push_through_the_ring_when_forced)
 	rma_roundtrip(false);
 }
 
+/*
+ * A pull of many steps: no progress call of the puller reads more than
+ * P4T_SHM_CMA_STEP (a 5 MiB copy in one call holds the worker and every
+ * other link for milliseconds), and the bytes still arrive whole, into
+ * pieces whose edges fall inside steps.
+ */
+SHM_TEST(a_large_pull_is_read_a_step_per_progress_call)
+{
+	const size_t big = 5 * ((size_t)1 << 20) + 3, off = 11;
+	struct p4t_conn *x, *y;
+	struct p4t_mem *mem;
+	struct p4w_cookie ck;
+	struct iovec expo, loc[2];
+	uint8_t *src = malloc(big + off), *dst = malloc(big);
+	uint64_t before, moved, calls = 0;
+	int steps = 0;
+
+	cr_assert(src && dst);
+	x = rma_sides(true, &y);
+	fill(src, big + off, 3);
+	memset(dst, 0, big);
+	expo.iov_base = src;
+	expo.iov_len = big + off;
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &expo, 1, P4T_ACCESS_READ,
+				    &ck, &mem), 0);
+	loc[0].iov_base = dst;
+	loc[0].iov_len = P4T_SHM_CMA_STEP + 5;
+	loc[1].iov_base = dst + loc[0].iov_len;
+	loc[1].iov_len = big - loc[0].iov_len;
+	cr_assert_eq(p4t_pull(sa.iface, x, &ck, off, loc, 2, big, dst), 0);
+	while (find_ctx(&sa, dst) < 0) {
+		before = stats_of(&sa).cma_bytes;
+		(void)p4t_progress(sb.iface, 64);
+		(void)p4t_progress(sa.iface, 64);
+		moved = stats_of(&sa).cma_bytes - before;
+		cr_assert_leq(moved, P4T_SHM_CMA_STEP,
+			      "one progress call read %llu bytes",
+			      (unsigned long long)moved);
+		steps += moved > 0;
+		cr_assert_lt(++calls, 10000000, "the pull never completed");
+	}
+	cr_expect_eq(sa.ev[find_ctx(&sa, dst)].status, 0);
+	cr_expect_geq(steps, (int)(big / P4T_SHM_CMA_STEP));
+	cr_expect_eq(memcmp(dst, src + off, big), 0, "pulled bytes differ");
+	p4t_mem_unexpose(sb.iface, mem);
+	free(src);
+	free(dst);
+	free(tbuf);
+}
+
+/*
+ * The owner reads a large push a step per progress call too, and the
+ * bytes land whole; unexposing while it reads refuses the rest: the
+ * pusher gets -FI_EACCES, and nothing past what was read changes.
+ */
+SHM_TEST(a_large_push_is_read_a_step_per_progress_call)
+{
+	const size_t big = 5 * ((size_t)1 << 20) + 7, off = 5;
+	struct p4t_conn *x, *y;
+	struct p4t_mem *mem;
+	struct p4w_cookie ck;
+	struct iovec expo, loc;
+	uint8_t *src = malloc(big), *dst = malloc(big + off), *ref;
+	uint64_t before, moved, calls = 0, tag1, tag2;
+	int steps = 0, i;
+
+	cr_assert(src && dst);
+	x = rma_sides(true, &y);
+	fill(src, big, 21);
+	memset(dst, 0x5a, big + off);
+	expo.iov_base = dst;
+	expo.iov_len = big + off;
+	cr_assert_eq(p4t_mem_expose(sb.iface, y, &expo, 1, P4T_ACCESS_WRITE,
+				    &ck, &mem), 0);
+	loc.iov_base = src;
+	loc.iov_len = big;
+	cr_assert_eq(p4t_push(sa.iface, x, &loc, 1, big, &ck, off, &tag1), 0);
+	while (find_ctx(&sa, &tag1) < 0) {
+		before = stats_of(&sb).cma_bytes;
+		(void)p4t_progress(sb.iface, 64);
+		moved = stats_of(&sb).cma_bytes - before;
+		(void)p4t_progress(sa.iface, 64);
+		cr_assert_leq(moved, P4T_SHM_CMA_STEP,
+			      "one progress call read %llu bytes",
+			      (unsigned long long)moved);
+		steps += moved > 0;
+		cr_assert_lt(++calls, 10000000, "the push never completed");
+	}
+	cr_expect_eq(sa.ev[find_ctx(&sa, &tag1)].status, 0);
+	cr_expect_geq(steps, (int)(big / P4T_SHM_CMA_STEP));
+	cr_expect_eq(memcmp(dst + off, src, big), 0, "pushed bytes differ");
+	for (i = 0; i < (int)off; i++)
+		cr_expect_eq(dst[i], 0x5a);
+
+	/* again, and unexpose after the first step */
+	ref = malloc(big + off);
+	cr_assert(ref);
+	fill(src, big, 77);
+	cr_assert_eq(p4t_push(sa.iface, x, &loc, 1, big, &ck, off, &tag2), 0);
+	do {
+		(void)p4t_progress(sa.iface, 64);
+		(void)p4t_progress(sb.iface, 64);
+		cr_assert_lt(++calls, 20000000, "the push was never read");
+	} while (stats_of(&sb).cma_bytes < 2 * big - big / 2 &&
+		 find_ctx(&sa, &tag2) < 0);
+	memcpy(ref, dst, big + off);
+	p4t_mem_unexpose(sb.iface, mem);
+	PUMP_UNTIL(find_ctx(&sa, &tag2) >= 0);
+	cr_expect_eq(sa.ev[find_ctx(&sa, &tag2)].status, -FI_EACCES);
+	cr_expect_eq(memcmp(dst, ref, big + off), 0,
+		     "bytes changed after the exposure went");
+	cr_expect_eq(count(&sa, UP_CONN_FAILED) + count(&sb, UP_CONN_FAILED),
+		     0);
+	free(ref);
+	free(src);
+	free(dst);
+	free(tbuf);
+}
+
 /* FI_PORTALS_SHM_CMA=0 at open: the ring, as with the hook. */
 SHM_TEST(env_turns_cross_memory_attach_off)
 {
