@@ -547,7 +547,7 @@ int p4t_shm_send(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const void *hdr, size_t hdr_len, const struct iovec *iov,
 		 size_t iovcnt, void *op_ctx, unsigned flags);
 
-/* ---- p4t_shm_rma.c -------------------------------------------------------- */
+/* ---- p4t_shm_mem.c -------------------------------------------------------- */
 
 int p4t_shm_mem_expose(struct p4t_iface *iface, struct p4t_conn *conn,
 		       const struct iovec *iov, size_t iovcnt, unsigned access,
@@ -555,6 +555,12 @@ int p4t_shm_mem_expose(struct p4t_iface *iface, struct p4t_conn *conn,
 void p4t_shm_mem_unexpose(struct p4t_iface *iface, struct p4t_mem *mem);
 void p4t_shm_mem_forget_conn(struct p4t_shm_conn *conn);
 void p4t_shm_mem_free_all(struct p4t_shm_iface *iface);
+int p4t_shm_mem_lookup(struct p4t_shm_conn *conn, uint64_t key, uint64_t off,
+		       uint64_t len, unsigned access,
+		       struct p4t_shm_mem **mem_p);
+
+/* ---- p4t_shm_rma.c -------------------------------------------------------- */
+
 int p4t_shm_pull(struct p4t_iface *iface, struct p4t_conn *conn,
 		 const struct p4w_cookie *remote, uint64_t remote_off,
 		 const struct iovec *local, size_t iovcnt, size_t len,
@@ -566,6 +572,7 @@ int p4t_shm_push(struct p4t_iface *iface, struct p4t_conn *conn,
 int p4t_shm_rma_frame(struct p4t_shm_conn *conn, uint16_t type,
 		      const uint8_t *body, size_t len);
 void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx);
+void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status);
 void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status);
 int p4t_shm_cma_run(struct p4t_shm_iface *iface);
 void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma);

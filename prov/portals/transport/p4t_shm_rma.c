@@ -1,10 +1,11 @@
 /*
  * p4t_shm_rma.c - the shared-memory transport's RMA (behaviour:
- * p4t_shm.h): exposures and their cookies, pull and push by cross-memory
- * attach, the ring fallback (data chunks on the link's queue), serving
- * the peer's requests, failing what a link had pending.
+ * p4t_shm.h): pull and push by cross-memory attach, read a step per
+ * progress call, the ring fallback (data chunks on the link's queue),
+ * serving the peer's requests, failing what a link had pending.
  *
- * Not here: how frames reach the ring (p4t_shm_send.c, p4t_shm_ring.c).
+ * Not here: the exposures (p4t_shm_mem.c), how frames reach the ring
+ * (p4t_shm_send.c, p4t_shm_ring.c).
  *
  * The owner of an exposure decides every access against its own live
  * table, in its own progress, before a byte moves: the peer only ever
@@ -117,118 +118,6 @@ bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 	if (p4t_shm_cma_refused(ret))
 		conn->iface->stats.cma_refused++;
 	return !ret && got == want;
-}
-
-/* ---- exposures ------------------------------------------------------------------ */
-
-int p4t_shm_mem_expose(struct p4t_iface *iface_, struct p4t_conn *conn_,
-		       const struct iovec *iov, size_t iovcnt, unsigned access,
-		       struct p4w_cookie *cookie, struct p4t_mem **mem_p)
-{
-	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
-	struct p4t_shm_mem *mem;
-	struct iovec *copy;
-	size_t len;
-
-	if (!conn_ || !cookie || !mem_p || !access ||
-	    (access & ~(unsigned)(P4T_ACCESS_READ | P4T_ACCESS_WRITE)) ||
-	    iovcnt > P4T_SHM_MAX_IOV || p4u_iov_len(iov, iovcnt, &len))
-		return -FI_EINVAL;
-	copy = calloc(iovcnt ? iovcnt : 1, sizeof(*copy));
-	if (!copy)
-		return -FI_ENOMEM;
-	mem = p4u_pool_alloc(&iface->mems);
-	if (!mem) {
-		free(copy);
-		return -FI_EAGAIN;
-	}
-	if (iovcnt)
-		memcpy(copy, iov, iovcnt * sizeof(*copy));
-	mem->conn = p4t_shm_conn_of(conn_);
-	mem->access = access;
-	mem->len = len;
-	mem->iovcnt = iovcnt;
-	mem->iov = copy;
-	p4u_list_init(&mem->streams);
-	cookie->addr = 0;	/* offset addressing */
-	cookie->key = p4u_pool_handle(&iface->mems, mem) ^ iface->salt;
-	cookie->length = len;
-	*mem_p = (struct p4t_mem *)mem;
-	return 0;
-}
-
-static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status);
-
-void p4t_shm_mem_unexpose(struct p4t_iface *iface_, struct p4t_mem *mem_)
-{
-	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
-	struct p4t_shm_mem *mem = (struct p4t_shm_mem *)mem_;
-	struct p4t_shm_rma *rma, *tmp;
-
-	if (!mem)
-		return;
-	/* ring-mode pulls reading it stop: the rest is refused */
-	p4u_list_foreach_entry_safe(&mem->streams, rma, tmp,
-				    struct p4t_shm_rma, link)
-		p4t_shm_stream_cut(rma, -FI_EACCES);
-	free(mem->iov);
-	/* the generation moves on: the cookie is refused from now on */
-	p4u_pool_free(&iface->mems, mem);
-}
-
-void p4t_shm_mem_forget_conn(struct p4t_shm_conn *conn)
-{
-	struct p4u_pool *mems = &conn->iface->mems;
-	struct p4t_shm_mem *mem;
-	uint32_t i;
-
-	for (i = 0; p4u_pool_in_use(mems) && i < p4u_pool_capacity(mems); i++) {
-		mem = p4u_pool_at(mems, i);
-		if (mem && mem->conn == conn)
-			mem->conn = NULL;
-	}
-}
-
-void p4t_shm_mem_free_all(struct p4t_shm_iface *iface)
-{
-	struct p4t_shm_mem *mem;
-	uint32_t i;
-
-	for (i = 0; i < p4u_pool_capacity(&iface->mems); i++) {
-		mem = p4u_pool_at(&iface->mems, i);
-		if (mem)
-			free(mem->iov);
-	}
-}
-
-/* The exposure key names, usable by conn's peer for [off, off + len). */
-static int p4t_shm_mem_lookup(struct p4t_shm_conn *conn, uint64_t key,
-			      uint64_t off, uint64_t len, unsigned access,
-			      struct p4t_shm_mem **mem_p)
-{
-	struct p4t_shm_iface *iface = conn->iface;
-	struct p4t_shm_mem *mem = p4u_pool_lookup(&iface->mems,
-						  key ^ iface->salt);
-
-	if (!mem || !(mem->access & access) || mem->conn != conn) {
-		iface->stats.rma_refused++;
-		p4u_warn_sparse(P4U_LOG_TRANSPORT,
-				"shm: rma refused: key 0x%llx %s",
-				(unsigned long long)key,
-				!mem ? "unknown" : !(mem->access & access) ?
-				"access" : "other peer");
-		return -FI_EACCES;
-	}
-	if (off > mem->len || len > mem->len - off) {
-		iface->stats.rma_refused++;
-		p4u_warn_sparse(P4U_LOG_TRANSPORT,
-				"shm: rma out of range: off %llu len %llu of %zu",
-				(unsigned long long)off,
-				(unsigned long long)len, mem->len);
-		return -FI_EINVAL;
-	}
-	*mem_p = mem;
-	return 0;
 }
 
 /* ---- rma objects ------------------------------------------------------------------- */
@@ -379,7 +268,7 @@ void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx)
 
 /* Unexposed while a peer's pull streams from it or its push fills it:
  * what is left is refused. */
-static void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
+void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
 {
 	struct p4t_shm_conn *conn = rma->conn;
 	struct p4t_shm_ctl done = { .id = rma->id, .status = status };
