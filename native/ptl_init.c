@@ -291,6 +291,7 @@ PTL_EXPORT int PtlInit(void)
 		goto out;
 	}
 	ptl_lib.init_count = 1;
+	ptl_lib.init_pid = getpid();
 out:
 	pthread_mutex_unlock(&ptl_lib.init_lock);
 	return ret;
@@ -333,6 +334,26 @@ PTL_EXPORT void PtlFini(void)
 	p4e_worker_destroy(w);
 	ptl_lib.worker = NULL;
 	pthread_mutex_unlock(&ptl_lib.init_lock);
+}
+
+/*
+ * The library is unloaded (dlclose of the last plug-in that linked it, or
+ * exit) while PtlInit calls were left unmatched, as Open MPI 4.1's osc
+ * portals4 leaves its own: the progress thread must not outlive the code
+ * it runs, so the last PtlFini happens here. Not in a child of fork that
+ * exits: the thread was not copied, the NIs' connections are the parent's,
+ * and init_lock may have been copied held.
+ */
+__attribute__((destructor)) static void ptl_unload(void)
+{
+	if (!__atomic_load_n(&ptl_lib.init_count, __ATOMIC_ACQUIRE) ||
+	    ptl_lib.init_pid != getpid())
+		return;
+	pthread_mutex_lock(&ptl_lib.init_lock);
+	if (ptl_lib.init_count)
+		ptl_lib.init_count = 1;
+	pthread_mutex_unlock(&ptl_lib.init_lock);
+	PtlFini();
 }
 
 /*

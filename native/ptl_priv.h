@@ -154,6 +154,7 @@ struct ptl_lib {
 	/* taken before the worker lock, never after */
 	pthread_mutex_t init_lock;
 	int init_count;			/* init_lock */
+	pid_t init_pid;			/* the process that initialized */
 	/* set under init_lock; its lock is the library lock */
 	struct p4e_worker *worker;
 	/* the rest: under the worker lock */

@@ -224,7 +224,7 @@ step_ompi_check() {
 	# of a non-contiguous type is wrong): docs/portals4-clients.md
 	for mtl in ofi portals4 portals4-eq; do
 		case $mtl in
-		ofi) mca="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include portals" ;;
+		ofi) mca="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include portals --mca osc pt2pt" ;;
 		portals4) mca="--mca pml cm --mca mtl portals4" ;;
 		*) mca="--mca pml cm --mca mtl portals4 --mca mtl_portals4_recv_event_queue_size 1048576 --mca coll ^portals4" ;;
 		esac

@@ -13,13 +13,13 @@
  * every 10 ms.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "ptl_test.h"
+#include "../../native/ptl_threads.h"
 
 T_PT_SUITE(native_wait);
 
@@ -40,34 +40,6 @@ static uint64_t cpu_us(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-/* How many threads of this process have this name. */
-static int threads_named(const char *name)
-{
-	char path[300], comm[32];
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/task");
-	FILE *f;
-	int n = 0;
-
-	cr_assert_not_null(d);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;	/* exited meanwhile */
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = '\0';
-			n += !strcmp(comm, name);
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return n;
 }
 
 /* Join within ms milliseconds or fail; returns the thread's result. */
@@ -99,19 +71,19 @@ Test(native_wait, one_named_progress_thread)
 {
 	ptl_handle_ni_t ni2;
 
-	cr_assert_eq(threads_named("ptl_progress"), 1);
+	cr_assert_eq(ptl_threads_named("ptl_progress"), 1);
 	/* every NI kind shares it; so do nested PtlInit calls */
 	ni2 = t_ni(PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL);
 	cr_assert_eq(PtlInit(), PTL_OK);
-	cr_assert_eq(threads_named("ptl_progress"), 1);
+	cr_assert_eq(ptl_threads_named("ptl_progress"), 1);
 	PtlFini();
 	cr_assert_eq(PtlNIFini(ni2), PTL_OK);
-	cr_assert_eq(threads_named("ptl_progress"), 1);
+	cr_assert_eq(ptl_threads_named("ptl_progress"), 1);
 	/* the last PtlFini stops and joins it */
 	PtlFini();
-	cr_assert_eq(threads_named("ptl_progress"), 0);
+	cr_assert_eq(ptl_threads_gone("ptl_progress"), 0);
 	t_init_loop();
-	cr_assert_eq(threads_named("ptl_progress"), 1);
+	cr_assert_eq(ptl_threads_named("ptl_progress"), 1);
 }
 
 /*
@@ -409,7 +381,7 @@ Test(native_wait, last_fini_waits_for_waiters)
 	cr_assert_eq(PtlEQAlloc(ni, 4, &gone_eq), PTL_OK);
 	cr_assert_eq(PtlCTAlloc(ni, &gone_ct), PTL_OK);
 	wake_both(act_fini, PTL_ARG_INVALID);
-	cr_assert_eq(threads_named("ptl_progress"), 0);
+	cr_assert_eq(ptl_threads_gone("ptl_progress"), 0);
 	cr_assert_eq(PtlEQGet(gone_eq, &ev), PTL_NO_INIT);
 }
 
