@@ -16,8 +16,12 @@ step() {
 }
 
 step test/native/ptl_names
-# unloaded while initialized (a plug-in that never called PtlFini)
-step test/native/ptl_unload "$PWD/.libs/libportals.so.0"
+# unloaded while initialized (a plug-in that never called PtlFini). No
+# leak check under ASan: dlclose takes libibverbs along, whose provider
+# registrations (verbs_register_driver) are never freed, and LSan reports
+# them from a module that is gone, where no suppression can name it.
+step env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	test/native/ptl_unload "$PWD/.libs/libportals.so.0"
 # the pkg-config file has every @variable@ substituted
 step test -s native/portals4.pc
 if grep -q '@' native/portals4.pc; then
