@@ -26,12 +26,18 @@
 
 /* ---- events -------------------------------------------------------------------- */
 
+/* Events, reads or dead links wait for progress, whatever the rings say. */
+static bool p4t_shm_queued(const struct p4t_shm_iface *iface)
+{
+	return !p4u_list_empty(&iface->evq) ||
+	       !p4u_list_empty(&iface->cma_reads) ||
+	       !p4u_list_empty(&iface->dead);
+}
+
 /* efd readable iff events or queues wait for progress. */
 void p4t_shm_signal(struct p4t_shm_iface *iface)
 {
-	bool work = !p4u_list_empty(&iface->evq) ||
-		    !p4u_list_empty(&iface->cma_reads) ||
-		    !p4u_list_empty(&iface->dead);
+	bool work = p4t_shm_queued(iface);
 	uint64_t val = 1;
 
 	if (work == iface->signaled)
@@ -267,9 +273,7 @@ static int p4t_shm_wait_arm(struct p4t_iface *iface_)
 	iface->armed = true;
 	p4u_list_foreach_entry(&iface->conns, conn, struct p4t_shm_conn, node)
 		work += p4t_shm_ring_arm(conn);
-	if (!p4u_list_empty(&iface->evq) ||
-	    !p4u_list_empty(&iface->cma_reads) ||
-	    !p4u_list_empty(&iface->dead))
+	if (p4t_shm_queued(iface))
 		work++;
 	return work;
 }

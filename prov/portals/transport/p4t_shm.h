@@ -85,8 +85,9 @@
  * then answers PUSH_DONE. Either reader reads at most P4T_SHM_CMA_STEP
  * bytes per progress call, so a large copy does not hold the worker, and
  * with it every other link, for milliseconds; an exposure unexposed while
- * a push is being read refuses the rest (-FI_EACCES at the pusher). No process writes into another, so nothing a
- * late copy does can land in memory its owner has taken back. A pull
+ * a push is being read refuses the rest (-FI_EACCES at the pusher). No
+ * process writes into another, so nothing a late copy does can land in
+ * memory its owner has taken back. A pull
  * granted just before the owner unexposes may still read the old bytes
  * (it writes nothing there). Fallback: where the kernel refuses
  * (EPERM: Yama, another user; ENOSYS), each end learns it per link from
@@ -133,7 +134,7 @@
 #define P4T_SHM_RING		((size_t)256 << 10)	/* per direction */
 #define P4T_SHM_FRAG_MAX	(P4T_SHM_RING / 4)	/* bytes per record */
 #define P4T_SHM_QUEUE_LIMIT	((size_t)4 << 20)	/* requests: EAGAIN */
-#define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* pull read per call */
+#define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* CMA read per call */
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
 #define P4T_SHM_RETRY_MIN_MS	1
 #define P4T_SHM_RETRY_MAX_MS	100

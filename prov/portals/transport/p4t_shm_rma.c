@@ -103,6 +103,27 @@ static bool p4t_shm_cma_refused(int err)
 	return err == -EPERM || err == -ENOSYS || err == -EACCES;
 }
 
+/* The kernel refused attaching: from now on this link copies through
+ * the ring. */
+static void p4t_shm_cma_off(struct p4t_shm_conn *conn)
+{
+	conn->iface->stats.cma_refused++;
+	conn->cma = false;
+}
+
+/* PUSH_DONE's status after reading the peer's push returned ret. */
+static int p4t_shm_fill_status(struct p4t_shm_conn *conn, int ret)
+{
+	if (!ret)
+		return 0;
+	if (p4t_shm_cma_refused(ret)) {
+		/* the pusher sends it again as data */
+		p4t_shm_cma_off(conn);
+		return P4T_SHM_ST_RING;
+	}
+	return -FI_EIO;
+}
+
 /* Can we read the peer? Its session word at addr must read back. */
 bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 		       uint64_t want)
@@ -535,10 +556,8 @@ static bool p4t_shm_pull_step(struct p4t_shm_rma *rma)
 	ret = p4t_shm_cma_read(conn, rma->iov, rma->iovcnt, rma->pos,
 			       rma->granted, rma->ngranted, rma->pos, n);
 	if (p4t_shm_cma_refused(ret)) {
-		/* from now on this link copies through the ring */
 		p4t_shm_cma_forget(rma);
-		conn->iface->stats.cma_refused++;
-		conn->cma = false;
+		p4t_shm_cma_off(conn);
 		rma->ring = true;
 		if (p4t_shm_pull_ask(rma))
 			p4t_shm_rma_complete(rma, -FI_ENOMEM);
@@ -577,14 +596,8 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
 		rma->pos += n;
 		if (rma->pos < rma->len)
 			return 1;
-	} else if (p4t_shm_cma_refused(ret)) {
-		/* the pusher sends it again as data */
-		conn->iface->stats.cma_refused++;
-		conn->cma = false;
-		ans.status = P4T_SHM_ST_RING;
-	} else {
-		ans.status = -FI_EIO;
 	}
+	ans.status = p4t_shm_fill_status(conn, ret);
 	p4t_shm_rma_free(conn->iface, rma);
 	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
 }
@@ -671,8 +684,7 @@ static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
 	struct p4t_shm_ctl ans = { .id = req->id };
 	struct p4t_shm_mem *mem;
 	struct p4t_shm_rma *rma;
-	struct iovec *remote, local[P4T_SHM_MAX_IOV];
-	size_t n;
+	struct iovec *remote;
 	int ret;
 
 	remote = p4t_shm_pieces(req, more, more_len, req->len);
@@ -700,17 +712,9 @@ static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
 		return ret < 0 ? ret : 0;
 	} else if (!ans.status) {
 		/* no rma left: all of it now */
-		n = p4t_shm_iov_slice(mem->iov, mem->iovcnt, req->off,
-				      req->len, local, P4T_SHM_MAX_IOV);
-		ans.status = p4t_shm_cma_read(conn, local, n, 0, remote,
-					      req->niov, 0, req->len);
-		if (p4t_shm_cma_refused(ans.status)) {
-			conn->iface->stats.cma_refused++;
-			conn->cma = false;
-			ans.status = P4T_SHM_ST_RING;
-		} else if (ans.status) {
-			ans.status = -FI_EIO;
-		}
+		ret = p4t_shm_cma_read(conn, mem->iov, mem->iovcnt, req->off,
+				       remote, req->niov, 0, req->len);
+		ans.status = p4t_shm_fill_status(conn, ret);
 	}
 	free(remote);
 	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
