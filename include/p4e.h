@@ -173,7 +173,9 @@ void p4e_worker_unlock(struct p4e_worker *worker);
  * somebody does (not locked). */
 void p4e_worker_assert_held(const struct p4e_worker *worker);
 /*
- * Lock held: run the deadlines that are due, progress every NI (the
+ * Lock held: run the deadlines that are due (the clock is read every 8th
+ * call, and on the first call after p4e_worker_prepare_sleep: a deadline
+ * is seen at most 8 calls late), progress every NI (the
  * transport, sends waiting for room, flow control, acknowledgements) and
  * run the triggered operations that became due for them. Returns the
  * work done (>= 0).

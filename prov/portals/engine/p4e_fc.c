@@ -89,7 +89,8 @@ static void p4e_fc_owe(struct p4e_npeer *np)
 	if (p4u_list_node_linked(&np->ack_link))
 		return;
 	/* the clock only when a deadline may apply */
-	np->ack_since_ns = ni->ack_delay_ns || np->pulls ? p4u_time_ns() : 0;
+	np->ack_since_ns = ni->ack_delay_ns || np->pulls ?
+			   p4e_worker_now(ni->worker) : 0;
 	p4u_list_insert_tail(&ni->ack_pending, &np->ack_link);
 }
 
@@ -396,10 +397,19 @@ static void p4e_fc_ack_go(struct p4e_npeer *np)
 		p4e_fc_owed_none(np);
 }
 
-/* Send what must go; the timer keeps the earliest deadline of the rest. */
-static void p4e_fc_acks(struct p4e_ni *ni)
+/*
+ * Send what must go (now: the clock, or 0 to read it if needed); the
+ * timer keeps a deadline no later than the earliest of the rest. It is
+ * not moved later, nor cancelled when what it was armed for left with a
+ * reply: it fires, looks again here and re-arms for what is still owed
+ * (once per ack delay at most). Re-arming on every request cost a heap
+ * removal and insertion per message in a ping-pong, where each request
+ * owes an ack and each reply pays it.
+ */
+static void p4e_fc_acks(struct p4e_ni *ni, uint64_t now)
 {
-	uint64_t now = 0, until, next = P4U_TIMER_NEVER;
+	uint64_t until, next = P4U_TIMER_NEVER;
+	bool armed = p4u_timer_armed(&ni->ack_timer);
 	struct p4e_npeer *np, *tmp;
 
 	p4u_list_foreach_entry_safe(&ni->ack_pending, np, tmp,
@@ -409,18 +419,19 @@ static void p4e_fc_acks(struct p4e_ni *ni)
 			continue;
 		}
 		until = p4e_fc_ack_wait_until(np);
+		/* the timer fires first and decides then: no clock needed */
+		if (until && armed && ni->ack_timer.deadline_ns <= until)
+			continue;
 		if (until && !now)
-			now = p4u_time_ns();
+			now = p4e_worker_now(ni->worker);
 		if (until > now) {
 			next = P4U_MIN(next, until);
 			continue;
 		}
 		p4e_fc_ack_go(np);
 	}
-	if (next == P4U_TIMER_NEVER)
-		p4u_timer_cancel(&ni->worker->timers, &ni->ack_timer);
-	else if (!p4u_timer_armed(&ni->ack_timer) ||
-		 ni->ack_timer.deadline_ns != next)
+	if (next != P4U_TIMER_NEVER &&
+	    (!armed || ni->ack_timer.deadline_ns > next))
 		p4u_timer_arm(&ni->worker->timers, &ni->ack_timer, next);
 }
 
@@ -428,8 +439,8 @@ void p4e_fc_ack_timer(struct p4u_timer *timer, uint64_t now_ns)
 {
 	struct p4e_ni *ni = container_of(timer, struct p4e_ni, ack_timer);
 
-	(void)now_ns;
-	p4e_fc_acks(ni);
+	/* the time the queue ran at: what is re-armed lies after it */
+	p4e_fc_acks(ni, now_ns);
 	/* what the expiry sent leaves now: nobody may progress again soon */
 	p4e_ni_flush(ni);
 }
@@ -448,7 +459,7 @@ void p4e_fc_progress(struct p4e_ni *ni)
 		}
 	}
 	if (!p4u_list_empty(&ni->ack_pending))
-		p4e_fc_acks(ni);
+		p4e_fc_acks(ni, 0);
 }
 
 void p4e_fc_ack_now(struct p4e_npeer *np)

@@ -707,7 +707,10 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 	ni->in_progress = true;
 	/* triggered ops that became due before this call act before the
 	 * messages it receives (an append before the put it is for) */
-	done = p4e_trig_run_ni(ni);
+	done = 0;
+	/* (the unlocked peek p4e_trig_run_ni makes, without the call) */
+	if (!p4u_list_empty(&ni->trig_due))
+		done = p4e_trig_run_ni(ni);
 	p4e_ni_foreach_xp(ni, xp)
 		done += p4t_progress(xp->iface, budget > 0 ? budget : 64);
 	/* responses first: requests wait behind them */
@@ -719,7 +722,8 @@ int p4e_ni_progress(struct p4e_ni *ni, int budget)
 				    flush_link)
 		p4e_ini_flush(np);
 	p4e_fc_progress(ni);
-	done += p4e_trig_run_ni(ni);
+	if (!p4u_list_empty(&ni->trig_due))
+		done += p4e_trig_run_ni(ni);
 	ni->in_progress = false;
 	p4e_ni_flush(ni);
 	return done;

@@ -106,6 +106,9 @@ struct p4e_worker {
 	int kick_fd;			/* eventfd */
 	int timer_fd;			/* timerfd on timers' earliest */
 	uint64_t timer_armed_ns;	/* what timer_fd holds */
+	uint64_t now_ns;		/* the clock at its last read here */
+	uint32_t clock_tick;		/* progress calls since */
+	bool clock_stale;		/* read it next time: we may have slept */
 	bool may_sleep;			/* somebody sleeps on epfd at times */
 	int kicked;			/* atomic: kick_fd holds a count */
 	bool has_thread;
@@ -563,6 +566,12 @@ int p4e_worker_attach(struct p4e_worker *w, struct p4e_ni *ni);
 void p4e_worker_detach(struct p4e_worker *w, struct p4e_ni *ni);
 /* Whether the calling context may touch w's NIs now. */
 bool p4e_worker_held(const struct p4e_worker *w);
+/* Progress reads the clock every this many calls, and after a sleep
+ * (p4e_worker.c: a read costs about 30 ns). */
+#define P4E_CLOCK_EVERY	8
+/* The clock for deadlines of the engine, as progress last read it
+ * (p4e_worker.c): behind by at most a few progress calls. */
+uint64_t p4e_worker_now(struct p4e_worker *w);
 /* Debug builds: abort unless the NI's worker lock is held. */
 #define P4E_NI_ASSERT(ni)						\
 	do {								\

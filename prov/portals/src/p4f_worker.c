@@ -242,8 +242,24 @@ static void p4f_pset_release(struct p4f_worker **snap, size_t n,
 int p4f_pset_progress(struct p4f_pset *set, struct p4u_lock *lock)
 {
 	struct p4f_worker *stack[P4F_PSET_STACK], **snap;
-	size_t i, n = p4f_pset_snap(set, lock, stack, &snap);
+	size_t i, n;
 	int done = 0;
+
+	/*
+	 * An inactive lock: the application calls on these objects one
+	 * thread at a time, so no other thread binds or closes while we
+	 * progress, and the set needs no snapshot nor references (two
+	 * atomic operations per worker on every poll otherwise).
+	 */
+	if (!lock->active) {
+		for (i = 0; i < set->n; i++) {
+			p4f_worker_lock(set->ents[i].worker);
+			done += p4f_worker_progress_locked(set->ents[i].worker);
+			p4f_worker_unlock(set->ents[i].worker);
+		}
+		return done;
+	}
+	n = p4f_pset_snap(set, lock, stack, &snap);
 
 	for (i = 0; i < n; i++) {
 		p4f_worker_lock(snap[i]);

@@ -423,6 +423,7 @@ struct p4t_shm_iface {
 	bool in_progress;
 	bool closing;
 	unsigned tick;
+	unsigned idle_tick;		/* idle calls: the clock every 16th */
 	uint64_t idle_epoll_ns;		/* last epoll while the rings idled */
 	size_t queue_limit;
 	const struct p4t_upcalls *upcalls;
@@ -519,6 +520,9 @@ size_t p4t_shm_src_copy(void *dst, const uint8_t *head, size_t head_len,
 			const struct iovec *body, size_t body_cnt,
 			uint64_t body_off, uint64_t off, size_t len);
 bool p4t_shm_ring_put(struct p4t_shm_conn *conn, struct p4t_shm_tx *tx);
+bool p4t_shm_ring_framev(struct p4t_shm_conn *conn, uint16_t type,
+			 const void *a, size_t alen, const struct iovec *iov,
+			 size_t iovcnt, size_t len);
 bool p4t_shm_ring_frame(struct p4t_shm_conn *conn, uint16_t type,
 			const void *a, size_t alen, const void *b, size_t blen);
 void p4t_shm_ring_wake_peer(struct p4t_shm_conn *conn);

@@ -196,13 +196,19 @@ bool p4t_shm_ring_put(struct p4t_shm_conn *conn, struct p4t_shm_tx *tx)
 	return tx->done == tx->len;
 }
 
-/* A small frame (a then b) in one record now, or false (nothing written). */
-bool p4t_shm_ring_frame(struct p4t_shm_conn *conn, uint16_t type,
-			const void *a, size_t alen, const void *b, size_t blen)
+/*
+ * A frame of len bytes (a, then the iovecs) in one record now, or false
+ * (nothing written): the common small message goes straight from the
+ * caller's buffers into the ring, with no struct p4t_shm_tx to describe it.
+ */
+bool p4t_shm_ring_framev(struct p4t_shm_conn *conn, uint16_t type,
+			 const void *a, size_t alen, const struct iovec *iov,
+			 size_t iovcnt, size_t len)
 {
 	struct p4t_shm_ring *r = &conn->tx;
 	struct p4t_shm_rec *rec;
-	size_t n = alen + blen;
+	uint8_t *d;
+	size_t i, n = len;
 
 	if (n > P4T_SHM_PAY_MAX)
 		return false;
@@ -211,13 +217,29 @@ bool p4t_shm_ring_frame(struct p4t_shm_conn *conn, uint16_t type,
 		return false;
 	p4t_shm_rec_put(rec, (uint32_t)n, type,
 			P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST, n);
-	memcpy(rec + 1, a, alen);
-	if (blen)
-		memcpy((uint8_t *)(rec + 1) + alen, b, blen);
+	d = (uint8_t *)(rec + 1);
+	memcpy(d, a, alen);
+	d += alen;
+	for (i = 0; i < iovcnt; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
 	r->pos += p4t_shm_rec_size(n);
 	__atomic_store_n(&r->ctl->tail, r->pos, __ATOMIC_RELEASE);
 	p4t_shm_ring_wake_peer(conn);
 	return true;
+}
+
+/* A small frame (a then b) in one record now, or false (nothing written). */
+bool p4t_shm_ring_frame(struct p4t_shm_conn *conn, uint16_t type,
+			const void *a, size_t alen, const void *b, size_t blen)
+{
+	struct iovec one = { (void *)b, blen };
+
+	return p4t_shm_ring_framev(conn, type, a, alen, &one, blen ? 1 : 0,
+				   alen + blen);
 }
 
 /* The consumer sleeps (armed): write its eventfd, once. */

@@ -332,6 +332,11 @@ int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	}
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
+	/* nothing queued ahead and one record holds it: written now */
+	if (p4u_list_empty(&conn->txq) &&
+	    p4t_shm_ring_framev(conn, P4T_SHM_F_MSG, hdr, hdr_len, iov, iovcnt,
+				len))
+		return P4T_DONE;
 	/* the caller's header and iovecs, read in place */
 	tmp.type = P4T_SHM_F_MSG;
 	tmp.raw = false;

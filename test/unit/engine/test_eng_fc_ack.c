@@ -14,6 +14,8 @@
  * eng_fc_test.h.
  */
 #include "eng_fc_test.h"
+#include <unistd.h>
+
 #include "p4u_time.h"
 
 TestSuite(eng_fc, .init = setup, .fini = teardown, .timeout = 60);
@@ -195,17 +197,24 @@ Test(eng_fc, copy_size_copies_up_to_copy_size)
 }
 
 /* A message going back carries the acknowledgement: no SEQ_ACK at all. */
+/* A lazy b, and the way back: a's entry 0x9 and b's md (*mdb) to put to
+ * it, beside a's md (*md) for requests. */
+static void open_lazy_b_with_reply(uint64_t *md, uint64_t *mdb)
+{
+	loop_only();
+	open_lazy_b();
+	append(&na, obuf, 64, P4E_ME_OP_PUT, 0x9, 0, P4E_PRIORITY_LIST, 0,
+	       NULL);
+	*md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
+	*mdb = md_bind(&nb, src, 64, P4E_HANDLE_NONE, 0);
+}
+
 Test(eng_fc, lazy_ack_rides_on_reverse_traffic)
 {
 	struct p4e_xfer x;
 	uint64_t md, mdb;
 
-	loop_only();
-	open_lazy_b();
-	append(&na, obuf, 64, P4E_ME_OP_PUT, 0x9, 0, P4E_PRIORITY_LIST, 0,
-	       NULL);
-	md = md_bind(&na, src, sizeof(src), P4E_HANDLE_NONE, 0);
-	mdb = md_bind(&nb, src, 64, P4E_HANDLE_NONE, 0);
+	open_lazy_b_with_reply(&md, &mdb);
 	flood_mixed(&na, md, 0, 3, copied_len, P4E_NO_ACK_REQ);
 	progress();
 	x = xfer_to(&na, mdb, 8, 0x9, P4E_NO_ACK_REQ);
@@ -448,4 +457,88 @@ Test(eng_fc, held_acks_leave_at_the_hold_deadline)
 	eng_rxlog_drain(nb.eq, &rx);
 	eng_txlog_drain(na.eq, &tx);
 	expect_all(1, rdzv_len, &rx, &tx, P4E_ACK_REQ);
+}
+
+/*
+ * The ack timer is armed once for a run of requests, not moved with each
+ * (a heap removal and insertion per message in a ping-pong, where each
+ * request owes an ack and each reply pays it): a request after a reply
+ * leaves the deadline as it was. The timer then fires early for that
+ * request, looks again and re-arms for its own deadline, sending nothing.
+ */
+Test(eng_fc, ack_timer_not_moved_by_each_request)
+{
+	struct p4u_timer *t;
+	uint64_t md, mdb, first;
+	struct p4e_xfer x;
+
+	open_lazy_b_with_reply(&md, &mdb);
+	t = &nb.ni->ack_timer;
+	flood_mixed(&na, md, 0, 1, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	cr_assert(p4u_timer_armed(t), "the acceptance waits on the timer");
+	first = t->deadline_ns;
+	/* the reply carries the acceptance */
+	x = xfer_to(&na, mdb, 8, 0x9, P4E_NO_ACK_REQ);
+	cr_assert_eq(p4e_put(nb.ni, &x), 0);
+	progress();
+	cr_expect_not(p4e_ni_ack_held(nb.ni));
+	usleep(2000);
+	flood_mixed(&na, md, 1, 1, copied_len, P4E_NO_ACK_REQ);
+	progress();
+	cr_assert(p4e_ni_ack_held(nb.ni));
+	cr_expect(p4u_timer_armed(t));
+	cr_expect_eq(t->deadline_ns, first, "the deadline moved %llu us with "
+		     "the next request",
+		     (unsigned long long)((t->deadline_ns - first) / 1000));
+	cr_expect_eq(msgs_sent_by(&nb), 1, "only the reply travelled");
+	/* it fires at the first deadline: the second request's is later */
+	cr_expect_eq(p4u_timerq_run(&nb.ni->worker->timers, first), 1);
+	cr_expect_eq(msgs_sent_by(&nb), 1, "an ack before its deadline");
+	cr_expect(p4e_ni_ack_held(nb.ni));
+	cr_expect(p4u_timer_armed(t), "armed for the second request");
+	cr_expect_gt(t->deadline_ns, first);
+}
+
+static int fired;
+
+static void count_fire(struct p4u_timer *timer, uint64_t now_ns)
+{
+	(void)timer;
+	(void)now_ns;
+	fired++;
+}
+
+/*
+ * Progress reads the clock every P4E_CLOCK_EVERY calls (a read costs
+ * more than an empty call): a spinning caller sees a due deadline within
+ * that many calls, and the first call after p4e_worker_prepare_sleep
+ * (a sleeper woken) reads it at once.
+ */
+Test(eng_fc, due_deadlines_run_within_the_clock_period)
+{
+	struct p4e_worker *w = p4e_dom_worker(dom);
+	struct p4u_timer timer;
+	int calls = 0;
+
+	cr_assert(w);
+	p4u_timer_init(&timer, count_fire);
+	fired = 0;
+	p4e_worker_lock(w);
+	p4u_timer_arm(&w->timers, &timer, p4u_time_ns());
+	while (!fired && calls < 4 * P4E_CLOCK_EVERY) {
+		p4e_worker_progress(w, 0);
+		calls++;
+	}
+	cr_expect_eq(fired, 1);
+	cr_expect_leq(calls, P4E_CLOCK_EVERY, "due, seen after %d calls",
+		      calls);
+	/* the clock was read by the last call: the next would not read it */
+	p4u_timer_arm(&w->timers, &timer, p4u_time_ns());
+	p4e_worker_prepare_sleep(w);
+	p4e_worker_progress(w, 0);
+	cr_expect_eq(fired, 2, "the first call after a sleep missed a due "
+		     "deadline");
+	p4u_timer_cancel(&w->timers, &timer);
+	p4e_worker_unlock(w);
 }
