@@ -125,6 +125,22 @@ static inline int tp_progress_threads(pid_t *tids)
 }
 
 /*
+ * The same once joined threads have left /proc: a thread's entry stays a
+ * moment after pthread_join returned (the kernel wakes the joiner before
+ * the task is reaped), so look again, for up to a second. A thread that
+ * was not joined is still there then.
+ */
+static inline int tp_progress_threads_gone(pid_t *tids)
+{
+	struct timespec ten_ms = { 0, 10000000 };
+	int n, i;
+
+	for (i = 0; (n = tp_progress_threads(tids)) > 0 && i < 100; i++)
+		nanosleep(&ten_ms, NULL);
+	return n;
+}
+
+/*
  * Wait (by looking, not by sleeping a guessed time) until thread tid sleeps
  * in poll(2) or epoll_wait(2): then a wake-up comes from an fd.
  */
