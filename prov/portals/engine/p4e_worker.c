@@ -127,11 +127,10 @@ static void p4e_worker_unkick(struct p4e_worker *w)
  * The clock. A read costs about 30 ns on the machines we measure, and a
  * spinning ping-pong client spent a sixth of its time in clock_gettime
  * (perf), where progress needs the clock only to see a deadline go by.
- * So progress reads it every
- * P4E_CLOCK_EVERY calls, and at once after a sleep: a deadline is seen
- * at most that many calls late, which matters only to a caller that
- * progresses seldom and never blocks (its acknowledgements and retries
- * then wait for its calls anyway).
+ * So progress reads it every P4E_CLOCK_EVERY calls, and at once after a
+ * sleep: a deadline is seen at most that many calls late, which matters
+ * only to a caller that progresses seldom and never blocks (its
+ * acknowledgements and retries then wait for its calls anyway).
  */
 static void p4e_worker_clock_read(struct p4e_worker *w)
 {

@@ -207,8 +207,7 @@ bool p4t_shm_ring_framev(struct p4t_shm_conn *conn, uint16_t type,
 {
 	struct p4t_shm_ring *r = &conn->tx;
 	struct p4t_shm_rec *rec;
-	uint8_t *d;
-	size_t i, n = len;
+	size_t n = len;
 
 	if (n > P4T_SHM_PAY_MAX)
 		return false;
@@ -217,15 +216,7 @@ bool p4t_shm_ring_framev(struct p4t_shm_conn *conn, uint16_t type,
 		return false;
 	p4t_shm_rec_put(rec, (uint32_t)n, type,
 			P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST, n);
-	d = (uint8_t *)(rec + 1);
-	memcpy(d, a, alen);
-	d += alen;
-	for (i = 0; i < iovcnt; i++) {
-		if (!iov[i].iov_len)
-			continue;
-		memcpy(d, iov[i].iov_base, iov[i].iov_len);
-		d += iov[i].iov_len;
-	}
+	p4t_shm_src_copy(rec + 1, a, alen, iov, iovcnt, 0, 0, n);
 	r->pos += p4t_shm_rec_size(n);
 	__atomic_store_n(&r->ctl->tail, r->pos, __ATOMIC_RELEASE);
 	p4t_shm_ring_wake_peer(conn);

@@ -196,7 +196,6 @@ Test(eng_fc, copy_size_copies_up_to_copy_size)
 	cr_expect_eq(p4e_md_release(na.ni, md), 0);
 }
 
-/* A message going back carries the acknowledgement: no SEQ_ACK at all. */
 /* A lazy b, and the way back: a's entry 0x9 and b's md (*mdb) to put to
  * it, beside a's md (*md) for requests. */
 static void open_lazy_b_with_reply(uint64_t *md, uint64_t *mdb)
@@ -209,6 +208,7 @@ static void open_lazy_b_with_reply(uint64_t *md, uint64_t *mdb)
 	*mdb = md_bind(&nb, src, 64, P4E_HANDLE_NONE, 0);
 }
 
+/* A message going back carries the acknowledgement: no SEQ_ACK at all. */
 Test(eng_fc, lazy_ack_rides_on_reverse_traffic)
 {
 	struct p4e_xfer x;
@@ -511,7 +511,7 @@ static void count_fire(struct p4u_timer *timer, uint64_t now_ns)
 
 /*
  * Progress reads the clock every P4E_CLOCK_EVERY calls (a read costs
- * more than an empty call): a spinning caller sees a due deadline within
+ * about 30 ns): a spinning caller sees a due deadline within
  * that many calls, and the first call after p4e_worker_prepare_sleep
  * (a sleeper woken) reads it at once.
  */
