@@ -187,6 +187,8 @@ static int p4u_pool_next(struct p4u_pool *pool)
 	return 0;
 }
 
+static void p4u_pool_decay(struct p4u_pool *pool);
+
 void *p4u_pool_alloc_raw(struct p4u_pool *pool)
 {
 	struct p4u_pool_chunk *ch;
@@ -208,7 +210,14 @@ void *p4u_pool_alloc_raw(struct p4u_pool *pool)
 	slot->next_free = P4U_POOL_NONE;
 	slot->gen++;		/* even -> odd: in use */
 	assert(slot->gen & 1);
-	pool->in_use++;
+	if (++pool->in_use >= pool->peak / 2) {
+		pool->quiet = 0;
+		if (pool->in_use > pool->peak)
+			pool->peak = pool->in_use;
+	} else if (p4u_unlikely(++pool->quiet >
+				(uint64_t)P4U_POOL_DECAY * pool->peak)) {
+		p4u_pool_decay(pool);
+	}
 	return slot->obj;
 }
 
@@ -273,12 +282,29 @@ static void p4u_pool_trim(struct p4u_pool *pool)
 				pool->in_use / 2);
 	uint32_t c;
 
+	/* room for the peak: its objects come back (p4u_pool.h) */
+	if (pool->peak > pool->in_use)
+		keep = P4U_MAX(keep, pool->peak - pool->in_use);
+
 	while (pool->nempty) {
 		c = p4u_pool_highest_empty(pool);
 		if (pool->nslots - pool->in_use - pool->chunks[c].nslots < keep)
 			return;
 		p4u_pool_release(pool, c);
 	}
+}
+
+/*
+ * The load stayed below half the peak for P4U_POOL_DECAY peaks' worth
+ * of allocs: halve it, and give back what the pool no longer keeps
+ * (no chunk may empty again while the load stays where it is).
+ */
+static void p4u_pool_decay(struct p4u_pool *pool)
+{
+	pool->peak /= 2;
+	pool->quiet = 0;
+	if (pool->nempty)
+		p4u_pool_trim(pool);
 }
 
 void p4u_pool_free(struct p4u_pool *pool, void *obj)

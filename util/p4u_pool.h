@@ -7,9 +7,16 @@
  * the lowest chunk that has a free one, so a burst's later chunks empty
  * first when it is over. When a chunk empties, wholly free chunks are
  * returned to the system, highest first, as long as the pool keeps
- * P4U_POOL_SPARE_CHUNKS chunks' worth of free objects, or half the
- * objects in use if that is more (hysteresis: a steady load never frees
- * and reallocates chunks, and the steady state never calls malloc).
+ * P4U_POOL_SPARE_CHUNKS chunks' worth of free objects, half the objects
+ * in use, and room for its recent peak, whichever is most (hysteresis:
+ * a steady load never frees and reallocates chunks, and the steady state
+ * never calls malloc). The peak is the most objects in use at once; it
+ * halves each time P4U_POOL_DECAY times its value in allocs went by with
+ * less than half of it in use. So a load that comes and goes (a window
+ * of sends, taken and freed whole, each window) keeps its chunks, where
+ * giving them back made the heap shrink and fault its pages in again on
+ * every window; a burst's chunks go back as the lighter load after it
+ * runs on (a pool that is never used again keeps them).
  *
  * Every slot carries a generation that changes on alloc and on free (odd =
  * in use). A handle is (generation << 32 | index); p4u_pool_lookup refuses
@@ -30,6 +37,8 @@
 
 /* A pool keeps at least this many chunks' worth of free objects. */
 #define P4U_POOL_SPARE_CHUNKS	2
+/* The peak halves after this many times its value in quiet allocs. */
+#define P4U_POOL_DECAY		4
 
 struct p4u_pool_chunk;
 
@@ -46,6 +55,8 @@ struct p4u_pool {
 	uint32_t cur;		/* lowest chunk with a free slot, if any */
 	uint32_t hole;		/* no unallocated chunk below this one */
 	uint64_t returned;	/* stat: chunks given back so far */
+	uint32_t peak;		/* most in use at once, decaying */
+	uint32_t quiet;		/* allocs since in_use was >= peak / 2 */
 	struct p4u_pool_chunk *chunks;	/* [max_chunks] */
 	uint64_t *has_free;	/* bit per chunk: allocated, a slot free */
 	uint64_t *empty;	/* bit per chunk: allocated, every slot free */
