@@ -142,6 +142,9 @@ static void p4t_shm_conn_adopt(struct p4t_shm_conn *conn, int fd, int wake,
 	ret = p4t_shm_info_send(conn);
 	if (!ret)
 		ret = p4t_shm_ring_take_lost(conn, &old);
+	/* what the lost ring had is now the peer's to read */
+	if (!ret)
+		p4t_shm_confirm(conn);
 	munmap(old_seg, conn->seg_size);
 	iface->stats.collisions++;
 	p4t_shm_conn_step(conn, P4T_SHM_IN_ADOPT, 0);

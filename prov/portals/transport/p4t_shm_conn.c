@@ -337,6 +337,7 @@ struct p4t_shm_conn *p4t_shm_conn_create(struct p4t_shm_iface *iface,
 	p4u_list_node_init(&conn->fail_ev.node);
 	p4u_list_node_init(&conn->backlog);
 	p4u_list_init(&conn->txq);
+	p4u_list_init(&conn->unconfirmed);
 	p4u_list_init(&conn->rmas);
 	p4u_timer_init(&conn->timer, p4t_shm_conn_timeout);
 	p4u_list_insert_tail(&iface->conns, &conn->node);
@@ -660,6 +661,7 @@ static void p4t_shm_conn_ack(struct p4t_shm_conn *conn,
 	conn->cma = conn->cma && p4t_shm_cma_probe(conn, hs->probe,
 						   hs->session);
 	p4t_shm_conn_step(conn, P4T_SHM_IN_ACK, 0);
+	p4t_shm_confirm(conn);
 	info.status = conn->cma;
 	if (p4t_shm_ctl_send(conn, P4T_SHM_F_INFO, &info, NULL, 0) < 0)
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_ENOMEM);

@@ -334,6 +334,9 @@ struct p4t_shm_conn {
 	uint32_t backoff_ms;
 	struct p4u_list txq;		/* struct p4t_shm_tx, in order */
 	size_t txq_bytes;
+	/* txs in the ring before the peer mapped it (HELLO_ACK): their
+	 * send_done waits for it, as over TCP (p4t_shm_confirm) */
+	struct p4u_list unconfirmed;
 	struct p4u_list rmas;		/* ours waiting for the peer */
 	uint64_t push_id;		/* ring-mode push landing here */
 	int push_status;
@@ -544,6 +547,7 @@ void p4t_shm_txq_add(struct p4t_shm_conn *conn, struct p4t_shm_tx *tx,
 		     bool head);
 int p4t_shm_txq_drain(struct p4t_shm_conn *conn);
 void p4t_shm_txq_fail(struct p4t_shm_conn *conn);
+void p4t_shm_confirm(struct p4t_shm_conn *conn);
 int p4t_shm_ctl_send(struct p4t_shm_conn *conn, uint16_t type,
 		     const struct p4t_shm_ctl *ctl, const void *more,
 		     size_t more_len);

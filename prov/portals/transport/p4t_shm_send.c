@@ -146,18 +146,37 @@ void p4t_shm_txq_add(struct p4t_shm_conn *conn, struct p4t_shm_tx *tx,
 		p4u_list_insert_tail(&conn->iface->backlog, &conn->backlog);
 }
 
-/* A tx whose last byte is in the ring. */
+/*
+ * A tx whose last byte is in the ring. Its send_done waits while the peer
+ * has not mapped the ring (our link, HELLO_ACK not seen): a peer that
+ * died before it answered never reads it, and its sender must hear so.
+ */
 static void p4t_shm_tx_written(struct p4t_shm_conn *conn,
 			       struct p4t_shm_tx *tx)
 {
 	p4u_list_remove(&tx->ev.node);
 	if (tx->rma) {
 		p4t_shm_rma_chunk_written(tx);
+	} else if (tx->notify && !conn->mapped_by_peer) {
+		p4u_list_insert_tail(&conn->unconfirmed, &tx->ev.node);
 	} else if (tx->notify) {
 		tx->ev.status = 0;
 		p4t_shm_ev_post(conn->iface, &tx->ev);
 	} else {
 		p4t_shm_tx_free(conn->iface, tx);
+	}
+}
+
+/* The peer mapped the ring: what was written before it is sent. */
+void p4t_shm_confirm(struct p4t_shm_conn *conn)
+{
+	struct p4u_list *node;
+	struct p4t_shm_tx *tx;
+
+	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
+		tx = container_of(node, struct p4t_shm_tx, ev.node);
+		tx->ev.status = 0;
+		p4t_shm_ev_post(conn->iface, &tx->ev);
 	}
 }
 
@@ -210,6 +229,12 @@ void p4t_shm_txq_fail(struct p4t_shm_conn *conn)
 	}
 	conn->txq_bytes = 0;
 	p4u_list_remove(&conn->backlog);
+	/* written, but the peer never mapped the ring */
+	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
+		tx = container_of(node, struct p4t_shm_tx, ev.node);
+		tx->ev.status = -FI_ECONNABORTED;
+		p4t_shm_ev_post(iface, &tx->ev);
+	}
 }
 
 /* A control frame: into the ring now if nothing waits, else queued. */
@@ -234,6 +259,16 @@ int p4t_shm_ctl_send(struct p4t_shm_conn *conn, uint16_t type,
 
 /* ---- send ---------------------------------------------------------------------- */
 
+/* With op_ctx, tx owes its caller send_done (P4T_QUEUED); else P4T_DONE. */
+static int p4t_shm_tx_owe(struct p4t_shm_tx *tx, void *op_ctx)
+{
+	if (!op_ctx)
+		return P4T_DONE;
+	tx->notify = true;
+	tx->op_ctx = op_ctx;
+	return P4T_QUEUED;
+}
+
 static int p4t_shm_msg_check(const void *hdr, size_t hdr_len,
 			     const struct iovec *iov, size_t iovcnt,
 			     size_t *len_p)
@@ -256,16 +291,18 @@ static int p4t_shm_msg_check(const void *hdr, size_t hdr_len,
 /*
  * What did not go of the frame described by tmp is queued: by reference
  * (P4T_QUEUED) when the caller will hear of it and it is large, else
- * copied from where the ring stopped (P4T_DONE).
+ * copied from where the ring stopped (P4T_DONE; P4T_QUEUED with confirm:
+ * the copy's send_done waits for the peer to map the ring).
  */
 static int p4t_shm_send_queue(struct p4t_shm_conn *conn,
-			      const struct p4t_shm_tx *tmp, void *op_ctx)
+			      const struct p4t_shm_tx *tmp, void *op_ctx,
+			      bool confirm)
 {
 	struct p4t_shm_iface *iface = conn->iface;
 	size_t rest = tmp->len - tmp->done;
 	struct p4t_shm_tx *tx;
 
-	if (op_ctx && rest > P4T_SHM_MAX_INLINE &&
+	if (op_ctx && !confirm && rest > P4T_SHM_MAX_INLINE &&
 	    tmp->head_len <= P4T_SHM_HEAD_MAX) {
 		tx = p4t_shm_tx_alloc(iface, P4T_SHM_F_MSG, tmp->len);
 		if (!tx)
@@ -302,7 +339,7 @@ static int p4t_shm_send_queue(struct p4t_shm_conn *conn,
 	tx->skip = tmp->done;
 	iface->stats.queued_copy++;
 	p4t_shm_txq_add(conn, tx, false);
-	return P4T_DONE;
+	return p4t_shm_tx_owe(tx, confirm ? op_ctx : NULL);
 }
 
 int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
@@ -312,6 +349,7 @@ int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	struct p4t_shm_iface *iface = p4t_shm_iface_of(iface_);
 	struct p4t_shm_conn *conn = p4t_shm_conn_of(conn_);
 	struct p4t_shm_tx tmp;
+	bool confirm;
 	size_t len;
 	int ret;
 
@@ -332,8 +370,11 @@ int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	}
 	iface->stats.msgs_sent++;
 	iface->stats.bytes_sent += len;
+	/* the peer has not mapped the ring yet: the caller hears of it
+	 * once it has (a queued copy, p4t_shm_tx_written) */
+	confirm = op_ctx && !conn->mapped_by_peer;
 	/* nothing queued ahead and one record holds it: written now */
-	if (p4u_list_empty(&conn->txq) &&
+	if (!confirm && p4u_list_empty(&conn->txq) &&
 	    p4t_shm_ring_framev(conn, P4T_SHM_F_MSG, hdr, hdr_len, iov, iovcnt,
 				len))
 		return P4T_DONE;
@@ -366,23 +407,28 @@ int p4t_shm_send(struct p4t_iface *iface_, struct p4t_conn *conn_,
 		memcpy(buf, hdr, hdr_len);
 		p4t_shm_src_copy(buf + hdr_len, NULL, 0, iov, iovcnt, 0, 0,
 				 len - hdr_len);
+		ret = p4t_shm_tx_owe(tx, confirm ? op_ctx : NULL);
 		p4t_shm_txq_add(conn, tx, false);
 		(void)p4t_shm_txq_drain(conn);
-		return P4T_DONE;
+		return ret;
 	}
 	if (!tmp.body) {
 		struct iovec one = { (void *)hdr, hdr_len };
 
 		tmp.body = &one;
 		tmp.body_cnt = 1;
-		if (p4u_list_empty(&conn->txq) && p4t_shm_ring_put(conn, &tmp))
+		if (!confirm && p4u_list_empty(&conn->txq) &&
+		    p4t_shm_ring_put(conn, &tmp))
 			return P4T_DONE;
-		ret = p4t_shm_send_queue(conn, &tmp, NULL);
+		/* one is on this stack: copied, never referenced */
+		ret = p4t_shm_send_queue(conn, &tmp, confirm ? op_ctx : NULL,
+					 confirm);
 		return ret;
 	}
-	if (p4u_list_empty(&conn->txq) && p4t_shm_ring_put(conn, &tmp))
+	if (!confirm && p4u_list_empty(&conn->txq) &&
+	    p4t_shm_ring_put(conn, &tmp))
 		return P4T_DONE;
-	ret = p4t_shm_send_queue(conn, &tmp, op_ctx);
+	ret = p4t_shm_send_queue(conn, &tmp, op_ctx, confirm);
 	if (ret >= 0)
 		(void)p4t_shm_txq_drain(conn);
 	return ret;

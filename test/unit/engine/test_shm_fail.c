@@ -270,3 +270,80 @@ SHM_TEST(peer_gone_before_accept_still_delivers)
 	pump_quiet(10);
 	cr_expect_eq(maps_segments(), 0, "the segment is still mapped");
 }
+
+/*
+ * Fixed bug: a send with op_ctx on our link before the peer answered its
+ * HELLO went into the ring and was done at once (P4T_DONE), so a peer
+ * that died before it answered (or never mapped the ring) lost it while
+ * its sender heard it was sent; a copied eager put then completed with
+ * success. As over TCP, its send_done now waits for the HELLO_ACK: an
+ * error when the link fails first. The child listens, then stops
+ * without ever progressing, and is killed.
+ */
+SHM_TEST(unanswered_link_sends_wait_then_fail)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct p4t_conn *conn;
+	int pipefd[2], status, ret;
+	char c = 0;
+	pid_t kid;
+	long i;
+
+	cr_assert_eq(pipe(pipefd), 0);
+	kid = fork();
+	cr_assert_geq(kid, 0);
+	if (!kid) {
+		struct side *s = &sc;
+
+		memset(s, 0, sizeof(*s));
+		if (side_open_shm(s, 0, KID_PORT + 2))
+			_exit(3);
+		if (write(pipefd[1], &c, 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	cr_assert_eq(read(pipefd[0], &c, 1), 1);
+	to.sin_addr.s_addr = htonl(0x7f000000u | ((uint32_t)kid & 0xffffff));
+	to.sin_port = htons(KID_PORT + 2);
+	cr_assert_eq(p4t_conn_get(sa.iface, &to, sizeof(to), &conn), 0);
+	sa.free_on_done = true;
+	ret = send_msg(&sa, conn, P4W_PUT, 1, 100, true);
+	cr_expect_eq(ret, P4T_QUEUED, "done (%d) before the peer answered",
+		     ret);
+	/* answered without op_ctx: nothing to wait for */
+	cr_expect_eq(send_msg(&sa, conn, P4W_ACK, 2, 100, false), P4T_DONE);
+	pump_quiet(20);
+	cr_expect_eq(count(&sa, UP_SEND_DONE), 0, "send_done before an answer");
+	cr_assert_eq(kill(kid, SIGKILL), 0);
+	cr_assert_eq(waitpid(kid, &status, 0), kid);
+	PUMP_UNTIL(count(&sa, UP_CONN_FAILED) == 1);
+	cr_assert_eq(count(&sa, UP_SEND_DONE), 1);
+	for (i = 0; i < (long)sa.nev; i++)
+		if (sa.ev[i].kind == UP_SEND_DONE)
+			cr_expect_lt(sa.ev[i].status, 0, "sent to no one");
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/* The same send on a link the peer answers: done once it has. */
+SHM_TEST(answered_link_sends_are_done)
+{
+	struct p4t_conn *conn;
+	long i;
+	int ret;
+
+	conn = conn_to(&sa, &sb);
+	sa.free_on_done = true;
+	ret = send_msg(&sa, conn, P4W_PUT, 1, 100, true);
+	cr_expect(ret == P4T_QUEUED || ret == P4T_DONE, "%d", ret);
+	PUMP_UNTIL(count(&sb, UP_RECV) == 1);
+	if (ret == P4T_QUEUED)
+		PUMP_UNTIL(count(&sa, UP_SEND_DONE) == 1);
+	cr_expect_eq(count(&sa, UP_CONN_FAILED), 0);
+	for (i = 0; i < (long)sa.nev; i++)
+		if (sa.ev[i].kind == UP_SEND_DONE)
+			cr_expect_eq(sa.ev[i].status, 0);
+	/* the link is up: done at once */
+	cr_expect_eq(send_msg(&sa, conn, P4W_PUT, 2, 100, true), P4T_DONE);
+}
