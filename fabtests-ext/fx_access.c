@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FA_WIN		(64 * FX_KIB)
+#define FA_WIN		(128 * FX_KIB)
 #define FA_NWIN		4
 #define FA_KEY_RO	0xa0001ULL	/* FI_REMOTE_READ only */
 #define FA_KEY_WO	0xa0002ULL	/* FI_REMOTE_WRITE only */
@@ -42,7 +42,7 @@
 #define FA_KEY_AUTH	0xa0004ULL	/* written through the keyed ep */
 #define FA_KEY_NONE	0xa0bad0ULL
 #define FA_SMALL	100
-#define FA_LARGE	40000	/* above the default eager size */
+#define FA_LARGE	70000	/* above the eager sizes (TCP 16, shm 64 KiB) */
 #define FA_POISON	0xa5
 #define FA_TAG		0x77
 #define FA_AUTH_GOOD	0x11
@@ -199,11 +199,11 @@ static void fa_client_ranges(struct fa_op *op)
 	fa_read(op, 0, FA_SMALL, FA_KEY_NONE, FI_EACCES,
 		"fi_read 100 B with an unknown key");
 	fa_read(op, 0, FA_LARGE, FA_KEY_NONE, FI_EACCES,
-		"fi_read 40000 B with an unknown key");
+		"fi_read 70000 B with an unknown key");
 	fa_read(op, FA_WIN - 32, 64, FA_KEY_RO, FI_EINVAL,
 		"fi_read across the end of the window");
 	fa_read(op, FA_WIN - 1000, FA_LARGE, FA_KEY_RO, FI_EINVAL,
-		"fi_read 40000 B across the end of the window");
+		"fi_read 70000 B across the end of the window");
 	fa_read(op, FA_WIN, 1, FA_KEY_RO, FI_EINVAL,
 		"fi_read just past the end of the window");
 	fa_write(op, UINT64_MAX - 7, 64, FA_KEY_WO, 98, FI_EINVAL,
@@ -224,7 +224,7 @@ static void fa_client_closed(struct fa_op *op)
 	fa_write(op, 0, FA_SMALL, FA_KEY_CLOSE, 97, FI_EACCES,
 		 "fi_write 100 B after fi_close of the MR");
 	fa_write(op, 0, FA_LARGE, FA_KEY_CLOSE, 97, FI_EACCES,
-		 "fi_write 40000 B after fi_close of the MR");
+		 "fi_write 70000 B after fi_close of the MR");
 	fa_read(op, 0, FA_LARGE, FA_KEY_CLOSE, FI_EACCES,
 		"fi_read after fi_close of the MR");
 	fx_info("fi_close of the MR: later writes and reads FI_EACCES");
@@ -243,7 +243,7 @@ static void fa_client_refused(struct fa_op *op, const char *who)
 
 	snprintf(what, sizeof(what), "fi_write 100 B from %s", who);
 	fa_write(op, 0, FA_SMALL, FA_KEY_AUTH, 96, FI_ECONNREFUSED, what);
-	snprintf(what, sizeof(what), "fi_write 40000 B from %s", who);
+	snprintf(what, sizeof(what), "fi_write 70000 B from %s", who);
 	fa_write(op, 0, FA_LARGE, FA_KEY_AUTH, 96, FI_ECONNREFUSED, what);
 	snprintf(what, sizeof(what), "fi_read from %s", who);
 	fa_read(op, 0, FA_LARGE, FA_KEY_AUTH, FI_ECONNREFUSED, what);

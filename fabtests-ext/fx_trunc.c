@@ -31,7 +31,8 @@ struct fx_tr_case {
 
 static const struct fx_tr_case fx_tr_cases[] = {
 	{ 1000, 100, true },		/* eager */
-	{ 16384, 16000, true },		/* largest eager */
+	{ 16384, 16000, true },		/* largest eager (TCP) */
+	{ 65536, 60000, true },		/* largest eager (shm) */
 	{ 1, 0, true },			/* zero-byte buffer */
 	{ 100000, 65536, true },	/* rendezvous */
 	{ 20000, 0, true },		/* rendezvous, zero-byte buffer */

@@ -43,9 +43,10 @@ struct fx_ux {
 	uint8_t *seen;
 };
 
-/* both sides of the eager (16 KiB) boundary, and big rendezvous ones */
+/* both sides of the eager boundaries (16 KiB over TCP, 64 KiB over shm),
+ * and big rendezvous ones */
 static const size_t fx_ux_marked_sizes[] = {
-	0, 1, 100, 1024, 1025, 4096, 16383, 16384, 16385, 65536,
+	0, 1, 100, 1024, 1025, 4096, 16383, 16384, 16385, 65535, 65536, 65537,
 	200000, 1048576 + 3,
 };
 /* mostly eager, to overflow the receiver's buffers */

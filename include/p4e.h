@@ -333,6 +333,14 @@ struct p4e_ni_attr {
 	 */
 	size_t copy_size;
 	/*
+	 * [ext] eager_size and copy_size for peers on the host-local
+	 * transport (0: as for the network one). Through shared memory a
+	 * copy in cache costs less than the rendezvous's pull (design.md
+	 * §10.4), so it may send larger messages eagerly.
+	 */
+	size_t local_eager_size;
+	size_t local_copy_size;
+	/*
 	 * [ext] Bytes all copies kept by the NI may take (payloads of
 	 * copied operations, a fetch's old values at the target); past
 	 * it copies are refused as past limits.max_held. 0: 256 MiB.

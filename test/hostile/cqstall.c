@@ -37,7 +37,7 @@
 #define CS_COUNT	3000
 #define CS_WINDOW	64
 #define CS_RDZV_EVERY	16
-#define CS_RDZV_SIZE	20000	/* above the default eager size (16 KiB) */
+#define CS_RDZV_SIZE	70000	/* above the eager sizes (TCP 16, shm 64 KiB) */
 #define CS_MAXLEN	CS_RDZV_SIZE
 #define CS_BATCH	8
 

@@ -51,6 +51,7 @@
 #define PK_TX_WIN	2		/* 8 MiB messages the doomed sends */
 #define PK_STREAM_BEFORE 2		/* arrived before READY */
 #define PK_EAGER_SEED	500000		/* eager message n: + n */
+#define PK_LATE_SIZE	(256 * 1024)	/* above every eager size */
 #define PK_REBORN_SEED	900000		/* the restarted peer's: + tag's n */
 
 enum { PK_BIG, PK_SMALL };
@@ -338,7 +339,8 @@ static void pk_after_kill(struct pk_rx *x, uint8_t *buf)
 
 	pk_until(x, pk_known_kill, PK_WAIT_US, "never killed");
 	x->reposting = false;
-	ret = fi_tsend(x->ep2, buf, PK_EAGER_SIZE * 2, NULL, s->doomed,
+	/* a rendezvous one: eager payloads complete once copied */
+	ret = fi_tsend(x->ep2, buf, PK_LATE_SIZE, NULL, s->doomed,
 		       PK_TAG_HEALTHY, &x->late_ctx);
 	if (ret) {
 		printf("peerkill_late send refused: %zd (%s)\n", ret,
@@ -414,7 +416,7 @@ static void pk_survivor(struct fx_ctx *ctx, const struct fx_setup *setup)
 	FX_CALL(fi_getname(&x.ep2->fid, name, &len));
 	fx_oob_send(ctx, 1 - srv.healthy_oob, name, len);
 	pk_srv_forget_doomed(&srv);
-	late_buf = fx_alloc(PK_EAGER_SIZE * 2);
+	late_buf = fx_alloc(PK_LATE_SIZE);
 	x.reposting = true;
 	for (s = 0; s < PK_RX_WIN; s++) {
 		for (k = 0; k < 2; k++) {

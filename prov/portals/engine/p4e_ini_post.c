@@ -157,7 +157,8 @@ static int p4e_ini_copy(struct p4e_op *op, const struct p4e_xfer *x)
 /* Choose eager / copy / rendezvous / push and prepare the op for it. */
 static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 {
-	struct p4e_ni *ni = op->ni;
+	/* the sizes of the transport the peer's link is on */
+	const struct p4e_xport *xp = op->peer->xp;
 	struct iovec iov[P4E_IOV_MAX];
 	void *start;
 	uint32_t iovcnt;
@@ -167,7 +168,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 
 	p4e_op_region(op, &start, &iovcnt, &off);
 	if (op->type == P4W_GET) {
-		if (op->length <= ni->eager_size)
+		if (op->length <= xp->eager_size)
 			return 0;
 		/* a large reply is pushed straight into our buffer */
 		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
@@ -179,7 +180,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 			op->rflags |= P4W_RF_PUSH;
 		return ret;
 	}
-	if (op->type == P4W_PUT && op->length > ni->eager_size) {
+	if (op->type == P4W_PUT && op->length > xp->eager_size) {
 		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
 		op->mem_iface = op->peer->xp->iface;
@@ -191,7 +192,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 	}
 	/* fetching ops and volatile or small payloads are copied */
 	if (op->type == P4W_FETCH || op->type == P4W_SWAP ||
-	    (op->md->options & P4E_MD_VOLATILE) || op->length <= ni->copy_size)
+	    (op->md->options & P4E_MD_VOLATILE) || op->length <= xp->copy_size)
 		return p4e_ini_copy(op, x);
 	return 0;
 }

@@ -514,6 +514,28 @@ static int p4e_ni_open_transport(struct p4e_ni *ni,
 	return 0;
 }
 
+/*
+ * Eager and copy sizes per transport (a peer's puts follow its link's
+ * transport), and the NI's: the least eager size, which its limits
+ * (atomics, ordering) are given in, and the largest copy, which its
+ * copy blocks must hold.
+ */
+static void p4e_ni_sizes(struct p4e_ni *ni, const struct p4e_ni_attr *attr)
+{
+	struct p4e_xport *net = &ni->xp[P4E_XP_NET];
+	struct p4e_xport *loc = &ni->xp[P4E_XP_LOCAL];
+
+	net->eager_size = attr->eager_size ? attr->eager_size :
+			  P4E_DEFAULT_EAGER;
+	net->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
+	loc->eager_size = attr->local_eager_size ? attr->local_eager_size :
+			  net->eager_size;
+	loc->copy_size = attr->local_copy_size ? attr->local_copy_size :
+			 net->copy_size;
+	ni->eager_size = P4U_MIN(net->eager_size, loc->eager_size);
+	ni->copy_size = P4U_MAX(net->copy_size, loc->copy_size);
+}
+
 static void p4e_ni_close_transports(struct p4e_ni *ni)
 {
 	struct p4e_xport *xp;
@@ -565,8 +587,7 @@ int p4e_ni_create(struct p4e_dom *dom, const struct p4e_ni_attr *attr,
 	ni->id_filter_ctx = attr->id_filter_ctx;
 	ni->trig_dropped = attr->trig_dropped;
 	ni->trig_dropped_ctx = attr->trig_dropped_ctx;
-	ni->eager_size = attr->eager_size ? attr->eager_size : P4E_DEFAULT_EAGER;
-	ni->copy_size = attr->copy_size ? attr->copy_size : P4E_DEFAULT_COPY;
+	p4e_ni_sizes(ni, attr);
 	ni->copy_mem_max = attr->copy_mem_max ? attr->copy_mem_max :
 			   P4E_DEFAULT_COPY_MEM;
 	p4u_list_init(&ni->flush);

@@ -503,6 +503,8 @@ struct p4e_xport {
 	struct p4e_ni *ni;		/* upcalls come with this as ctx */
 	struct p4t_iface *iface;	/* NULL: not open */
 	struct p4t_iface_attr attr;
+	uint64_t eager_size;		/* its peers' puts: larger ones rendezvous */
+	uint64_t copy_size;		/* its peers' puts: copied up to this */
 };
 
 /* The transports of ni that are open, net first. */
@@ -523,8 +525,8 @@ struct p4e_ni {
 	struct p4e_ni_limits limits;
 	int64_t sr[P4E_SR_LAST];
 	uint32_t uid;
-	uint64_t eager_size;
-	uint64_t copy_size;		/* attr copy_size: copied up to this */
+	uint64_t eager_size;		/* the least of the transports' */
+	uint64_t copy_size;		/* the most of the transports' */
 	uint64_t copy_mem_max;		/* attr copy_mem_max (ni->copies) */
 	uint64_t ack_delay_ns;
 	bool (*id_filter)(void *ctx, uint64_t filter, uint32_t peer);

@@ -112,12 +112,26 @@ struct p4f_params {
 	int progress_thread;
 	int shm;
 	int shm_cma;	/* listed here; the shm transport reads it */
+	size_t shm_eager_size;	/* eager_size towards shm peers */
 	int stats;
 	char *transport;	/* auto (default), tcp, verbs, loop */
 	size_t ack_delay_us;
 };
 
 extern struct p4f_params p4f_params;
+
+/*
+ * The eager size an endpoint's limits are given in (atomic sizes, the
+ * max_order_* sizes): the least over its transports, as the engine's NI
+ * takes it (shm peers have FI_PORTALS_SHM_EAGER_SIZE, 0: as the rest).
+ */
+static inline size_t p4f_eager_min(void)
+{
+	if (p4f_params.shm && p4f_params.shm_eager_size &&
+	    p4f_params.shm_eager_size < p4f_params.eager_size)
+		return p4f_params.shm_eager_size;
+	return p4f_params.eager_size;
+}
 
 /* An address as the AV stores it and fi_getname returns it. */
 union p4f_sockaddr {

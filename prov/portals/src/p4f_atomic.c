@@ -127,8 +127,8 @@ static uint64_t p4f_atomic_max_bytes(const struct p4e_ni_limits *lim,
 static void p4f_atomic_default_limits(struct p4e_ni_limits *lim)
 {
 	memset(lim, 0, sizeof(*lim));
-	lim->max_atomic_size = p4f_params.eager_size;
-	lim->max_fetch_atomic_size = P4U_MIN(p4f_params.eager_size,
+	lim->max_atomic_size = p4f_eager_min();
+	lim->max_fetch_atomic_size = P4U_MIN(p4f_eager_min(),
 					     p4f_params.inject_size);
 }
 

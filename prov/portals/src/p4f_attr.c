@@ -169,11 +169,11 @@ int p4f_info_from_template(struct fi_info *info)
 	info->rx_attr->size = P4U_MIN(p4f_params.rx_size,
 					   tmpl->rx_attr->size);
 	/* the largest atomic: what the atomic orderings cover */
-	info->ep_attr->max_order_raw_size = P4U_MIN(p4f_params.eager_size,
+	info->ep_attr->max_order_raw_size = P4U_MIN(p4f_eager_min(),
 						tmpl->ep_attr->max_order_raw_size);
-	info->ep_attr->max_order_war_size = P4U_MIN(p4f_params.eager_size,
+	info->ep_attr->max_order_war_size = P4U_MIN(p4f_eager_min(),
 						tmpl->ep_attr->max_order_war_size);
-	info->ep_attr->max_order_waw_size = P4U_MIN(p4f_params.eager_size,
+	info->ep_attr->max_order_waw_size = P4U_MIN(p4f_eager_min(),
 						tmpl->ep_attr->max_order_waw_size);
 	oflow = p4f_params.oflow_buf_size * p4f_params.oflow_buf_count;
 	if (p4f_params.oflow_buf_count &&

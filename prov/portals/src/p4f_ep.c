@@ -46,6 +46,16 @@ static uint64_t p4f_ep_auth_key(const struct p4f_ep *ep)
 }
 
 /*
+ * Eager sends are copied and complete at once: cheaper than holding the
+ * buffer until the target's immediate ack. Up to an eager size, at
+ * least the inject size's double, at most P4F_COPY_SIZE_MAX.
+ */
+static size_t p4f_copy_size(const struct p4f_ep *ep, size_t eager)
+{
+	return P4U_MAX(2 * ep->inject_size, P4U_MIN(eager, P4F_COPY_SIZE_MAX));
+}
+
+/*
  * Open the endpoint's engine NI listening at addr (port 0: the kernel's or
  * FI_PORTALS_PORT_LOW..HIGH's choice) and record the address it got: that
  * is what fi_getname returns. The NI exists from fi_endpoint on so the name
@@ -67,11 +77,9 @@ static int p4f_ep_ni_open(struct p4f_ep *ep, const union p4f_sockaddr *addr)
 		.port_high = (uint16_t)p4f_params.port_high,
 		.uid = (uint32_t)getuid(),
 		.eager_size = p4f_params.eager_size,
-		/* eager sends are copied and complete at once: cheaper than
-		 * holding the buffer until the target's immediate ack */
-		.copy_size = P4U_MAX(2 * ep->inject_size,
-				     P4U_MIN(p4f_params.eager_size,
-					     P4F_COPY_SIZE_MAX)),
+		.copy_size = p4f_copy_size(ep, p4f_params.eager_size),
+		.local_eager_size = p4f_params.shm_eager_size,
+		.local_copy_size = p4f_copy_size(ep, p4f_params.shm_eager_size),
 		.worker = ep->worker->ew,
 		.trig_dropped = p4f_trigger_dropped,
 		.trig_dropped_ctx = ep,

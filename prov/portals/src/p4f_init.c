@@ -22,6 +22,7 @@ _Static_assert(FI_ENOSPC == ENOSPC, "util's -ENOSPC must be -FI_ENOSPC");
 /* Defaults, used by the table below and by the static initialiser (the
  * copy of the provider linked into unit tests never runs fi_prov_ini). */
 #define P4F_DEF_EAGER_SIZE	16384
+#define P4F_DEF_SHM_EAGER_SIZE	65536
 #define P4F_DEF_RDZV_CHUNK	262144
 #define P4F_DEF_RDZV_OFFER	262144
 #define P4F_DEF_ACK_DELAY_US	1000
@@ -55,6 +56,7 @@ struct p4f_params p4f_params = {
 	.connect_retry_ms = P4F_DEF_CONNECT_RETRY,
 	.linger_ms = P4F_DEF_LINGER,
 	.ack_delay_us = P4F_DEF_ACK_DELAY_US,
+	.shm_eager_size = P4F_DEF_SHM_EAGER_SIZE,
 };
 
 /*
@@ -155,6 +157,12 @@ static const struct p4f_param p4f_param_table[] = {
 	  "by cross-memory attach, where the kernel allows it; 0: always "
 	  "through the shared-memory rings",
 	  { .bval = 1 }, &p4f_params.shm_cma, 0, 0 },
+	{ "shm_eager_size", P4F_PARAM_SIZE,
+	  "Largest message sent eagerly to a peer on shared memory (copied "
+	  "through the ring; larger ones use rendezvous, copied once by "
+	  "cross-memory attach)",
+	  { .size = P4F_DEF_SHM_EAGER_SIZE }, &p4f_params.shm_eager_size, 0,
+	  1 << 20 },
 	{ "transport", P4F_PARAM_STR,
 	  "Transport: auto (RDMA verbs ports when there are any, then tcp), "
 	  "tcp, verbs, or loop (in-process only, for the provider's own "

@@ -64,7 +64,9 @@
  *
  * Sends: max_msg P4T_SHM_MAX_MSG and max_inline P4T_SHM_MAX_INLINE, as
  * tcp. With nothing queued the message is written into the ring at once
- * (P4T_DONE). What does not fit is queued in order on the link, copied
+ * (P4T_DONE; with op_ctx on our link before the peer's HELLO_ACK,
+ * P4T_QUEUED: send_done when the ACK comes, an error if the link fails
+ * first, as tcp's pipelined handshake). What does not fit is queued in order on the link, copied
  * (P4T_DONE) when op_ctx is NULL or it is at most max_inline, else
  * referenced (P4T_QUEUED, send_done when it is in the ring). Requests
  * (P4T_SEND_SEQ) get -FI_EAGAIN while more than the queue limit
@@ -132,7 +134,10 @@
 #define P4T_SHM_IDLE_EPOLL_NS	100000	/* idle rings: sockets this often */
 #define P4T_SHM_MAX_MSG		((size_t)8 << 20)	/* as tcp */
 #define P4T_SHM_RING		((size_t)256 << 10)	/* per direction */
-#define P4T_SHM_FRAG_MAX	(P4T_SHM_RING / 4)	/* bytes per record */
+/* bytes per record: a quarter of the ring, plus room for the headers of
+ * an eager message of 64 KiB (FI_PORTALS_SHM_EAGER_SIZE's default), so
+ * that it goes in one record and is handed over in place */
+#define P4T_SHM_FRAG_MAX	(P4T_SHM_RING / 4 + 4096)
 #define P4T_SHM_QUEUE_LIMIT	((size_t)4 << 20)	/* requests: EAGAIN */
 #define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* CMA read per call */
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
