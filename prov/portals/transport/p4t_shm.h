@@ -66,9 +66,10 @@
  * tcp. With nothing queued the message is written into the ring at once
  * (P4T_DONE; with op_ctx on our link before the peer's HELLO_ACK,
  * P4T_QUEUED: send_done when the ACK comes, an error if the link fails
- * first, as tcp's pipelined handshake). What does not fit is queued in order on the link, copied
- * (P4T_DONE) when op_ctx is NULL or it is at most max_inline, else
- * referenced (P4T_QUEUED, send_done when it is in the ring). Requests
+ * first, as tcp's pipelined handshake). What does not fit is queued in
+ * order on the link, copied (P4T_DONE) when op_ctx is NULL or it is at
+ * most max_inline, else referenced (P4T_QUEUED, send_done when it is in
+ * the ring). Requests
  * (P4T_SEND_SEQ) get -FI_EAGAIN while more than the queue limit
  * (P4T_SHM_QUEUE_LIMIT) is queued; others are never refused. P4T_SEND_BATCH
  * is written at once; flush has nothing to do. P4T_SEND_XPORT: -FI_EINVAL.

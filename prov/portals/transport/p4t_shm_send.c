@@ -167,17 +167,23 @@ static void p4t_shm_tx_written(struct p4t_shm_conn *conn,
 	}
 }
 
-/* The peer mapped the ring: what was written before it is sent. */
-void p4t_shm_confirm(struct p4t_shm_conn *conn)
+/* send_done(status) for what was written before the peer mapped the ring */
+static void p4t_shm_unconfirmed_done(struct p4t_shm_conn *conn, int status)
 {
 	struct p4u_list *node;
 	struct p4t_shm_tx *tx;
 
 	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
 		tx = container_of(node, struct p4t_shm_tx, ev.node);
-		tx->ev.status = 0;
+		tx->ev.status = status;
 		p4t_shm_ev_post(conn->iface, &tx->ev);
 	}
+}
+
+/* The peer mapped the ring: what was written before it is sent. */
+void p4t_shm_confirm(struct p4t_shm_conn *conn)
+{
+	p4t_shm_unconfirmed_done(conn, 0);
 }
 
 /* Write what the ring takes of the queue; returns frames finished. */
@@ -213,6 +219,8 @@ void p4t_shm_txq_fail(struct p4t_shm_conn *conn)
 	struct p4u_list *node;
 	struct p4t_shm_tx *tx;
 
+	/* written before those queued, but the peer never mapped the ring */
+	p4t_shm_unconfirmed_done(conn, -FI_ECONNABORTED);
 	while ((node = p4u_list_pop_head(&conn->txq))) {
 		tx = container_of(node, struct p4t_shm_tx, ev.node);
 		if (tx->rma) {
@@ -229,12 +237,6 @@ void p4t_shm_txq_fail(struct p4t_shm_conn *conn)
 	}
 	conn->txq_bytes = 0;
 	p4u_list_remove(&conn->backlog);
-	/* written, but the peer never mapped the ring */
-	while ((node = p4u_list_pop_head(&conn->unconfirmed))) {
-		tx = container_of(node, struct p4t_shm_tx, ev.node);
-		tx->ev.status = -FI_ECONNABORTED;
-		p4t_shm_ev_post(iface, &tx->ev);
-	}
 }
 
 /* A control frame: into the ring now if nothing waits, else queued. */
