@@ -282,9 +282,11 @@ static void p4u_pool_trim(struct p4u_pool *pool)
 				pool->in_use / 2);
 	uint32_t c;
 
-	/* room for the peak: its objects come back (p4u_pool.h) */
+	/* room for the peak, within a bound: its objects come back */
 	if (pool->peak > pool->in_use)
-		keep = P4U_MAX(keep, pool->peak - pool->in_use);
+		keep = P4U_MAX(keep, (uint32_t)P4U_MIN(pool->peak - pool->in_use,
+					    P4U_POOL_PEAK_BYTES /
+					    pool->slot_size));
 
 	while (pool->nempty) {
 		c = p4u_pool_highest_empty(pool);

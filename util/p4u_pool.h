@@ -16,7 +16,10 @@
  * of sends, taken and freed whole, each window) keeps its chunks, where
  * giving them back made the heap shrink and fault its pages in again on
  * every window; a burst's chunks go back as the lighter load after it
- * runs on (a pool that is never used again keeps them).
+ * runs on (a pool that is never used again keeps them). Room for the
+ * peak is kept up to P4U_POOL_PEAK_BYTES; a burst's chunks past it go
+ * back when it ends, so a flood of millions of operations does not hold
+ * their memory until the load after it has decayed the peak.
  *
  * Every slot carries a generation that changes on alloc and on free (odd =
  * in use). A handle is (generation << 32 | index); p4u_pool_lookup refuses
@@ -39,6 +42,8 @@
 #define P4U_POOL_SPARE_CHUNKS	2
 /* The peak halves after this many times its value in quiet allocs. */
 #define P4U_POOL_DECAY		4
+/* At most this much room for the peak is kept. */
+#define P4U_POOL_PEAK_BYTES	((size_t)8 << 20)
 
 struct p4u_pool_chunk;
 

@@ -481,6 +481,28 @@ Test(pool, burst_chunks_returned)
 		p4u_pool_free(&pool, o[i]);
 }
 
+/* A burst larger than the room kept for a peak: what is past that room
+ * goes back as the burst ends, with no light load after it. */
+Test(pool, burst_above_the_peak_bound_returned_at_once)
+{
+	enum { N = 4096, SIZE = 4096 };
+	static void *o[N];
+	size_t peak;
+	int i;
+
+	cr_assert_eq(p4u_pool_init(&pool, SIZE, 16, N), 0);
+	for (i = 0; i < N; i++)
+		cr_assert_not_null(o[i] = p4u_pool_alloc_raw(&pool));
+	peak = p4u_pool_bytes(&pool);
+	cr_assert_gt(peak, 2 * P4U_POOL_PEAK_BYTES);
+	for (i = 0; i < N; i++)
+		p4u_pool_free(&pool, o[i]);
+	cr_assert_gt(pool.returned, 0, "nothing went back");
+	cr_assert_leq(p4u_pool_bytes(&pool),
+		      P4U_POOL_PEAK_BYTES + 2 * 16 * (SIZE + 64),
+		      "%zu of %zu bytes kept", p4u_pool_bytes(&pool), peak);
+}
+
 /*
  * Handles into a returned chunk are refused, before and after the chunk
  * is made again (its slots then start above every generation they had),
