@@ -173,7 +173,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 		/* a large reply is pushed straight into our buffer */
 		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
-		op->mem_iface = op->peer->xp->iface;
+		op->mem_iface = xp->iface;
 		ret = p4t_mem_expose(op->mem_iface, op->peer->conn, iov, cnt,
 				     P4T_ACCESS_WRITE, &op->cookie, &op->mem);
 		if (!ret)
@@ -183,7 +183,7 @@ static int p4e_ini_prepare(struct p4e_op *op, const struct p4e_xfer *x)
 	if (op->type == P4W_PUT && op->length > xp->eager_size) {
 		cnt = p4e_region_iov(start, iovcnt, off, op->length, iov,
 				     P4E_IOV_MAX);
-		op->mem_iface = op->peer->xp->iface;
+		op->mem_iface = xp->iface;
 		ret = p4t_mem_expose(op->mem_iface, op->peer->conn, iov, cnt,
 				     P4T_ACCESS_READ, &op->cookie, &op->mem);
 		if (!ret)

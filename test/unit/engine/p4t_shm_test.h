@@ -37,15 +37,20 @@
 /*
  * 127.<pid>.<pid>.<pid>:<n>, n counting up: a name no other test
  * process uses (each Criterion test runs in a process of its own).
+ * shm_addr_of: that name in process pid (a forked child's).
  */
-static inline struct sockaddr_in shm_addr(uint16_t port)
+static inline struct sockaddr_in shm_addr_of(pid_t pid, uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	uint32_t pid = (uint32_t)getpid() & 0xffffff;
 
-	a.sin_addr.s_addr = htonl(0x7f000000u | pid);
+	a.sin_addr.s_addr = htonl(0x7f000000u | ((uint32_t)pid & 0xffffff));
 	a.sin_port = htons(port);
 	return a;
+}
+
+static inline struct sockaddr_in shm_addr(uint16_t port)
+{
+	return shm_addr_of(getpid(), port);
 }
 
 static uint16_t shm_next_port = 1000;

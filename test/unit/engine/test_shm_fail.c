@@ -282,7 +282,7 @@ SHM_TEST(peer_gone_before_accept_still_delivers)
  */
 SHM_TEST(unanswered_link_sends_wait_then_fail)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct sockaddr_in to;
 	struct p4t_conn *conn;
 	int pipefd[2], status, ret;
 	char c = 0;
@@ -304,8 +304,7 @@ SHM_TEST(unanswered_link_sends_wait_then_fail)
 			pause();
 	}
 	cr_assert_eq(read(pipefd[0], &c, 1), 1);
-	to.sin_addr.s_addr = htonl(0x7f000000u | ((uint32_t)kid & 0xffffff));
-	to.sin_port = htons(KID_PORT + 2);
+	to = shm_addr_of(kid, KID_PORT + 2);
 	cr_assert_eq(p4t_conn_get(sa.iface, &to, sizeof(to), &conn), 0);
 	sa.free_on_done = true;
 	ret = send_msg(&sa, conn, P4W_PUT, 1, 100, true);
