@@ -21,7 +21,8 @@
 # the survivor had left posted).
 #
 # Three passes: over shared memory (same-host peers, the default; an
-# 8 MiB message is read by cross-memory attach), with FI_PORTALS_SHM_CMA=0
+# 8 MiB message is read by cross-memory attach while the sender streams
+# it through the ring from the front), with FI_PORTALS_SHM_CMA=0
 # (copied through the ring; the sender's cut message must have part of
 # its data in, PEERKILL_PARTIAL=1), where the survivor must also have
 # unmapped the dead peer's segment (/proc/<pid>/maps) and nothing may

@@ -21,8 +21,10 @@
  * reaped it) and written the time into $PEERKILL_KILLED: the kill lands
  * in the middle of that transfer every time. Over shared memory with
  * cross-memory attach the doomed peer has mostly granted the pull by
- * then, and the survivor's process_vm_readv of the dead process fails
- * (ESRCH); through the ring and over TCP part of the data is there. The
+ * then (and streamed its first chunks through the ring), and the
+ * survivor's process_vm_readv of the dead process fails (ESRCH) or the
+ * link's failure ends the pull; through the ring and over TCP part of
+ * the data is there. The
  * survivor serves the healthy client (verified rounds) before and after,
  * and checks:
  *   - a receive completes successfully only with all its data (verified);

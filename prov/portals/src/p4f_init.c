@@ -153,14 +153,14 @@ static const struct p4f_param p4f_param_table[] = {
 	  { .bval = 1 }, &p4f_params.shm, 0, 0 },
 	/* read by the shm transport itself at iface_open (p4t_shm.h) */
 	{ "shm_cma", P4F_PARAM_BOOL,
-	  "Copy rendezvous and RMA data between processes of one host once, "
-	  "by cross-memory attach, where the kernel allows it; 0: always "
-	  "through the shared-memory rings",
+	  "Read rendezvous and RMA data between processes of one host by "
+	  "cross-memory attach where the kernel allows it (rendezvous sends "
+	  "and RMA writes together with the sender's copy through the "
+	  "ring); 0: always through the shared-memory rings",
 	  { .bval = 1 }, &p4f_params.shm_cma, 0, 0 },
 	{ "shm_eager_size", P4F_PARAM_SIZE,
 	  "Largest message sent eagerly to a peer on shared memory (copied "
-	  "through the ring; larger ones use rendezvous, copied once by "
-	  "cross-memory attach)",
+	  "through the ring; larger ones use rendezvous)",
 	  { .size = P4F_DEF_SHM_EAGER_SIZE }, &p4f_params.shm_eager_size, 0,
 	  1 << 20 },
 	{ "transport", P4F_PARAM_STR,

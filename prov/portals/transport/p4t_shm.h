@@ -83,12 +83,19 @@
  * -FI_EINVAL without traffic. Cross-memory attach only ever reads, into
  * memory of the process that copies: a pull asks (PULL_REQ), the owner
  * answers with its checked pieces (PULL_GRANT), the puller reads them
- * with process_vm_readv; a push sends its pieces (PUSH_REQ), the owner
+ * with process_vm_readv, from the back; the owner also streams the bytes
+ * through the ring from the front (PULL_DATA) while it progresses, one
+ * pull per link at a time, until the puller, where the two meet, says
+ * PULL_STOP: two cores copy, each byte once, and an owner that stops
+ * progressing leaves the rest to the puller (p4t_shm_coop.c); a push
+ * sends its pieces (PUSH_REQ), the owner
  * checks them and reads them with process_vm_readv into its exposure,
  * then answers PUSH_DONE. Either reader reads at most P4T_SHM_CMA_STEP
- * bytes per progress call, so a large copy does not hold the worker, and
- * with it every other link, for milliseconds; an exposure unexposed while
- * a push is being read refuses the rest (-FI_EACCES at the pusher). No
+ * bytes per progress call (pulls streamed from the front share it, and
+ * only P4T_SHM_COOP_STEP while the ring brings their chunks), so a large
+ * copy does not hold the worker, and with it every other link, for
+ * milliseconds; an exposure unexposed while a push is being read, or a
+ * pull streamed, refuses the rest (-FI_EACCES at the other end). No
  * process writes into another, so nothing a late copy does can land in
  * memory its owner has taken back. A pull
  * granted just before the owner unexposes may still read the old bytes
@@ -141,6 +148,7 @@
 #define P4T_SHM_FRAG_MAX	(P4T_SHM_RING / 4 + 4096)
 #define P4T_SHM_QUEUE_LIMIT	((size_t)4 << 20)	/* requests: EAGAIN */
 #define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* CMA read per call */
+#define P4T_SHM_COOP_STEP	((size_t)64 << 10)	/* ... while streamed */
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
 #define P4T_SHM_RETRY_MIN_MS	1
 #define P4T_SHM_RETRY_MAX_MS	100
@@ -174,6 +182,8 @@ struct p4t_shm_stats {
 	uint64_t cma_bytes;
 	uint64_t cma_refused;		/* EPERM / ENOSYS: link to the ring */
 	uint64_t ring_rma_bytes;	/* RMA bytes copied through the ring */
+	uint64_t ring_rma_dropped;	/* pulled bytes that came both ways */
+	uint64_t coop_streams;		/* peers' pulls streamed here too */
 	uint64_t rma_refused;		/* requests refused by the owner (here) */
 	uint64_t links;			/* live links now */
 };

@@ -339,6 +339,7 @@ struct p4t_shm_conn *p4t_shm_conn_create(struct p4t_shm_iface *iface,
 	p4u_list_init(&conn->txq);
 	p4u_list_init(&conn->unconfirmed);
 	p4u_list_init(&conn->rmas);
+	p4u_list_init(&conn->coops);
 	p4u_timer_init(&conn->timer, p4t_shm_conn_timeout);
 	p4u_list_insert_tail(&iface->conns, &conn->node);
 	p4u_hash_insert(&iface->by_addr, &conn->hnode,

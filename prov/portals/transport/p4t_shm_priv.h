@@ -14,6 +14,8 @@
  *   p4t_shm_send.c  the send path: send, the link's queue and its drain
  *   p4t_shm_rma.c   exposures, pull and push (cross-memory attach and
  *                   the ring fallback), serving the peer's requests
+ *   p4t_shm_coop.c  pulls read from both ends: the owner's stream through
+ *                   the ring, the puller's cross-memory reads
  *
  * What the transport promises is in p4t_shm.h; this header is not for
  * anyone else. No locks: an iface is used by one thread at a time (the
@@ -125,6 +127,7 @@ enum p4t_shm_frame {
 	P4T_SHM_F_PUSH_REQ,	/* ctl: id key off len niov, then our pieces */
 	P4T_SHM_F_PUSH_DATA,	/* ctl: id key off flags FIRST/LAST, data */
 	P4T_SHM_F_PUSH_DONE,	/* ctl: id status (P4T_SHM_ST_RING: resend) */
+	P4T_SHM_F_PULL_STOP,	/* ctl: id; the pull is over (COOP) */
 	P4T_SHM_F_MAX,
 };
 
@@ -148,6 +151,7 @@ struct p4t_shm_piece {
 #define P4T_SHM_CTL_RING	0x1	/* PULL_REQ: send the data in frames */
 #define P4T_SHM_CTL_FIRST	0x2	/* PUSH_DATA */
 #define P4T_SHM_CTL_LAST	0x4	/* PUSH_DATA */
+#define P4T_SHM_CTL_COOP	0x8	/* PULL_*: read from both ends */
 #define P4T_SHM_ST_RING		1	/* PUSH_DONE: resend through the ring */
 
 /* ---- the handshake (on the link's socket) --------------------------- */
@@ -338,6 +342,9 @@ struct p4t_shm_conn {
 	 * send_done waits for it, as over TCP (p4t_shm_confirm) */
 	struct p4u_list unconfirmed;
 	struct p4u_list rmas;		/* ours waiting for the peer */
+	struct p4u_list coops;		/* our streams of the peer's pulls
+					 * read from both ends; the first
+					 * runs (p4t_shm_coop.c) */
 	uint64_t push_id;		/* ring-mode push landing here */
 	int push_status;
 	struct p4t_shm_ev fail_ev;
@@ -372,8 +379,11 @@ struct p4t_shm_rma {
 	struct p4t_shm_conn *conn;
 	void *op_ctx;
 	uint64_t id;			/* STREAM, FILL: the peer's id */
-	size_t len, pos;
+	size_t len, pos;		/* coop PULL: pos ends the ring's
+					 * bytes, back starts the attached */
+	size_t back;
 	bool ring;			/* data through the ring */
+	bool coop;			/* PULL, STREAM: read from both ends */
 	bool in_txq;
 	int status;
 	struct p4t_shm_mem *mem;	/* STREAM: the source; FILL: the
@@ -384,6 +394,7 @@ struct p4t_shm_rma {
 	struct p4t_shm_ctl hdr;		/* the chunk's header */
 	struct p4u_list cma_node;	/* PULL, FILL being read:
 					 * iface->cma_reads */
+	struct p4u_list coop_node;	/* coop STREAM: conn->coops */
 	struct iovec *granted;		/* PULL, FILL: the peer's pieces */
 	uint64_t cma_gen;		/* p4t_shm_cma_run's last round */
 	size_t ngranted;
@@ -441,6 +452,8 @@ struct p4t_shm_iface {
 	struct p4u_list evq;
 	struct p4u_list cma_reads;	/* pulls, fills still to read */
 	uint64_t cma_gen;
+	bool coop_rx;			/* copied an owner's chunk since the
+					 * last p4t_shm_cma_run */
 	struct p4u_pool txs;
 	struct p4u_pool bufs;
 	struct p4u_pool rmas;
@@ -581,10 +594,39 @@ int p4t_shm_rma_frame(struct p4t_shm_conn *conn, uint16_t type,
 		      const uint8_t *body, size_t len);
 void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx);
 void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status);
+void p4t_shm_stream_drop(struct p4t_shm_rma *rma);
+void p4t_shm_rma_stream(struct p4t_shm_rma *rma, bool drain);
+struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
+				      enum p4t_shm_rma_kind kind,
+				      const struct iovec *iov, size_t iovcnt);
+uint64_t p4t_shm_rma_id(struct p4t_shm_rma *rma);
+void p4t_shm_rma_complete(struct p4t_shm_rma *rma, int status);
+void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
+		     const uint8_t *src, size_t len);
+int p4t_shm_cma_read(struct p4t_shm_conn *conn, const struct iovec *local,
+		     size_t lcnt, uint64_t loff, const struct iovec *remote,
+		     size_t rcnt, uint64_t roff, size_t len);
+bool p4t_shm_cma_refused(int err);
+void p4t_shm_cma_off(struct p4t_shm_conn *conn);
+void p4t_shm_cma_forget(struct p4t_shm_rma *rma);
 void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status);
 int p4t_shm_cma_run(struct p4t_shm_iface *iface);
 void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma);
 bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 		       uint64_t want);
+
+/* ---- p4t_shm_coop.c ------------------------------------------------------- */
+
+struct p4t_shm_rma *p4t_shm_coop_offer(struct p4t_shm_conn *conn,
+				       const struct p4t_shm_ctl *req,
+				       struct p4t_shm_mem *mem);
+void p4t_shm_coop_next(struct p4t_shm_conn *conn, bool drain);
+int p4t_shm_coop_stop(struct p4t_shm_conn *conn, const struct p4t_shm_ctl *ctl);
+void p4t_shm_coop_fail_conn(struct p4t_shm_conn *conn);
+void p4t_shm_coop_granted(struct p4t_shm_rma *rma);
+size_t p4t_shm_coop_step(struct p4t_shm_rma *rma, size_t max);
+int p4t_shm_coop_data(struct p4t_shm_conn *conn, struct p4t_shm_rma *rma,
+		      uint16_t type, const struct p4t_shm_ctl *ctl,
+		      const uint8_t *data, size_t n);
 
 #endif /* P4T_SHM_PRIV_H */

@@ -50,8 +50,8 @@ static size_t p4t_shm_iov_slice(const struct iovec *iov, size_t cnt,
 }
 
 /* Copy len bytes of src into iov at off (which holds them). */
-static void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
-			    const uint8_t *src, size_t len)
+void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
+		     const uint8_t *src, size_t len)
 {
 	size_t i, n;
 
@@ -74,10 +74,9 @@ static void p4t_shm_iov_put(const struct iovec *iov, size_t cnt, uint64_t off,
  * P4T_SHM_CMA_IOV pieces a side; 0 or -errno (EPERM / ENOSYS: the kernel
  * refuses attaching).
  */
-static int p4t_shm_cma_read(struct p4t_shm_conn *conn,
-			    const struct iovec *local, size_t lcnt,
-			    uint64_t loff, const struct iovec *remote,
-			    size_t rcnt, uint64_t roff, size_t len)
+int p4t_shm_cma_read(struct p4t_shm_conn *conn, const struct iovec *local,
+		     size_t lcnt, uint64_t loff, const struct iovec *remote,
+		     size_t rcnt, uint64_t roff, size_t len)
 {
 	struct iovec l[P4T_SHM_CMA_IOV], r[P4T_SHM_CMA_IOV];
 	size_t done = 0, nl, nr;
@@ -98,14 +97,14 @@ static int p4t_shm_cma_read(struct p4t_shm_conn *conn,
 	return 0;
 }
 
-static bool p4t_shm_cma_refused(int err)
+bool p4t_shm_cma_refused(int err)
 {
 	return err == -EPERM || err == -ENOSYS || err == -EACCES;
 }
 
 /* The kernel refused attaching: from now on this link copies through
  * the ring. */
-static void p4t_shm_cma_off(struct p4t_shm_conn *conn)
+void p4t_shm_cma_off(struct p4t_shm_conn *conn)
 {
 	conn->iface->stats.cma_refused++;
 	conn->cma = false;
@@ -144,7 +143,7 @@ bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,
 /* ---- rma objects ------------------------------------------------------------------- */
 
 /* A granted pull stops being read (done, failed or freed). */
-static void p4t_shm_cma_forget(struct p4t_shm_rma *rma)
+void p4t_shm_cma_forget(struct p4t_shm_rma *rma)
 {
 	if (p4u_list_node_linked(&rma->cma_node))
 		p4u_list_remove(&rma->cma_node);
@@ -157,15 +156,16 @@ void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma)
 {
 	p4t_shm_cma_forget(rma);
 	p4u_list_remove(&rma->link);
+	if (p4u_list_node_linked(&rma->coop_node))
+		p4u_list_remove(&rma->coop_node);
 	if (rma->iov != rma->iov_inline)
 		free(rma->iov);
 	p4u_pool_free(&iface->rmas, rma);
 }
 
-static struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
-					     enum p4t_shm_rma_kind kind,
-					     const struct iovec *iov,
-					     size_t iovcnt)
+struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
+				      enum p4t_shm_rma_kind kind,
+				      const struct iovec *iov, size_t iovcnt)
 {
 	struct p4t_shm_rma *rma = p4u_pool_alloc(&conn->iface->rmas);
 
@@ -178,6 +178,7 @@ static struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
 	p4u_list_node_init(&rma->link);
 	p4u_list_node_init(&rma->tx.ev.node);
 	p4u_list_node_init(&rma->cma_node);
+	p4u_list_node_init(&rma->coop_node);
 	rma->cma_gen = 0;
 	rma->granted = NULL;
 	rma->ngranted = 0;
@@ -197,13 +198,13 @@ static struct p4t_shm_rma *p4t_shm_rma_alloc(struct p4t_shm_conn *conn,
 	return rma;
 }
 
-static uint64_t p4t_shm_rma_id(struct p4t_shm_rma *rma)
+uint64_t p4t_shm_rma_id(struct p4t_shm_rma *rma)
 {
 	return p4u_pool_handle(&rma->conn->iface->rmas, rma);
 }
 
 /* A pull or push of ours finished: rma_done from progress. */
-static void p4t_shm_rma_complete(struct p4t_shm_rma *rma, int status)
+void p4t_shm_rma_complete(struct p4t_shm_rma *rma, int status)
 {
 	p4t_shm_cma_forget(rma);
 	p4u_list_remove(&rma->link);
@@ -229,6 +230,7 @@ void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status)
 				    struct p4t_shm_rma, cma_node)
 		if (rma->conn == conn && rma->kind == P4T_SHM_RMA_FILL)
 			p4t_shm_rma_free(conn->iface, rma);
+	p4t_shm_coop_fail_conn(conn);
 }
 
 /* Describe the next ring-mode chunk (PULL_DATA or PUSH_DATA) in rma->tx. */
@@ -243,7 +245,8 @@ static void p4t_shm_rma_arm(struct p4t_shm_rma *rma)
 		.off = stream ? rma->pos : rma->remote_off + rma->pos,
 		.len = n,
 		.flags = (!rma->pos ? P4T_SHM_CTL_FIRST : 0) |
-			 (rma->pos + n == rma->len ? P4T_SHM_CTL_LAST : 0),
+			 (rma->pos + n == rma->len ? P4T_SHM_CTL_LAST : 0) |
+			 (rma->coop ? P4T_SHM_CTL_COOP : 0),
 	};
 
 	memcpy(tx->head, &ctl, sizeof(ctl));
@@ -258,15 +261,17 @@ static void p4t_shm_rma_arm(struct p4t_shm_rma *rma)
 	rma->pos += n;
 }
 
-/* Start ring-mode data: its chunks go on the queue, in order. */
-static void p4t_shm_rma_stream(struct p4t_shm_rma *rma)
+/* Start ring-mode data: its chunks go on the queue, in order; drain:
+ * write what the ring takes now. */
+void p4t_shm_rma_stream(struct p4t_shm_rma *rma, bool drain)
 {
 	rma->ring = true;
 	rma->pos = 0;
 	p4t_shm_rma_arm(rma);
 	rma->in_txq = true;
 	p4t_shm_txq_add(rma->conn, &rma->tx, false);
-	(void)p4t_shm_txq_drain(rma->conn);
+	if (drain)
+		(void)p4t_shm_txq_drain(rma->conn);
 }
 
 /* A chunk is in the ring: the next stays in place (order), or done. */
@@ -274,27 +279,29 @@ void p4t_shm_rma_chunk_written(struct p4t_shm_tx *tx)
 {
 	struct p4t_shm_rma *rma = tx->rma;
 	struct p4t_shm_conn *conn = rma->conn;
+	bool coop;
 
 	conn->iface->stats.ring_rma_bytes += tx->len - tx->head_len;
 	if (rma->pos < rma->len) {
 		p4t_shm_rma_arm(rma);
-		p4t_shm_txq_add(conn, tx, true);
+		/* a pull read from both ends lets the link's frames pass */
+		p4t_shm_txq_add(conn, tx, !rma->coop);
 		return;
 	}
 	rma->in_txq = false;
 	/* a push now waits for PUSH_DONE; a stream is over */
-	if (rma->kind == P4T_SHM_RMA_STREAM)
+	if (rma->kind == P4T_SHM_RMA_STREAM) {
+		coop = rma->coop;
 		p4t_shm_rma_free(conn->iface, rma);
+		if (coop)
+			p4t_shm_coop_next(conn, false);
+	}
 }
 
-/* Unexposed while a peer's pull streams from it or its push fills it:
- * what is left is refused. */
-void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
+/* A stream serving the peer stops: off the link's queue, freed. */
+void p4t_shm_stream_drop(struct p4t_shm_rma *rma)
 {
 	struct p4t_shm_conn *conn = rma->conn;
-	struct p4t_shm_ctl done = { .id = rma->id, .status = status };
-	uint16_t type = rma->kind == P4T_SHM_RMA_FILL ? P4T_SHM_F_PUSH_DONE :
-			P4T_SHM_F_PULL_DONE;
 
 	if (rma->in_txq) {
 		/* chunks are single records: none is half written */
@@ -302,11 +309,31 @@ void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
 		p4u_list_remove(&rma->tx.ev.node);
 	}
 	p4t_shm_rma_free(conn->iface, rma);
+	if (p4u_list_empty(&conn->txq))
+		p4u_list_remove(&conn->backlog);
+}
+
+/* Unexposed while a peer's pull streams from it or its push fills it:
+ * what is left is refused. */
+void p4t_shm_stream_cut(struct p4t_shm_rma *rma, int status)
+{
+	struct p4t_shm_conn *conn = rma->conn;
+	struct p4t_shm_ctl done = {
+		.id = rma->id,
+		.status = status,
+		.flags = rma->coop ? P4T_SHM_CTL_COOP : 0,
+	};
+	uint16_t type = rma->kind == P4T_SHM_RMA_FILL ? P4T_SHM_F_PUSH_DONE :
+			P4T_SHM_F_PULL_DONE;
+	bool coop = rma->coop;
+
+	p4t_shm_stream_drop(rma);
 	if (p4t_shm_conn_live(conn) &&
 	    p4t_shm_ctl_send(conn, type, &done, NULL, 0))
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_ENOMEM);
-	if (p4u_list_empty(&conn->txq))
-		p4u_list_remove(&conn->backlog);
+	/* not drained here: the caller walks the exposure's streams */
+	if (coop)
+		p4t_shm_coop_next(conn, false);
 }
 
 /* ---- posting --------------------------------------------------------------------------- */
@@ -412,7 +439,7 @@ int p4t_shm_push(struct p4t_iface *iface_, struct p4t_conn *conn_,
 	if (ret)
 		return 0;
 	if (!conn->peer_reads || !iface->cma) {
-		p4t_shm_rma_stream(rma);
+		p4t_shm_rma_stream(rma, true);
 		return 0;
 	}
 	/* the owner reads our pieces itself once it checked its exposure */
@@ -523,9 +550,16 @@ static int p4t_shm_rx_pull_req(struct p4t_shm_conn *conn,
 		}
 		ans.niov = (uint32_t)n;
 		ans.len = req->len;
+		/* and the ring from the front while we progress */
+		rma = p4t_shm_coop_offer(conn, req, mem);
+		ans.flags = rma ? P4T_SHM_CTL_COOP : 0;
 		ret = p4t_shm_ctl_send(conn, P4T_SHM_F_PULL_GRANT, &ans,
 				       pieces, n * sizeof(*pieces));
 		free(sl);
+		if (rma && ret)
+			p4t_shm_stream_drop(rma);
+		else if (rma)
+			p4t_shm_coop_next(conn, true);
 		return ret;
 	}
 	rma = p4t_shm_rma_alloc(conn, P4T_SHM_RMA_STREAM, NULL, 0);
@@ -539,7 +573,7 @@ static int p4t_shm_rx_pull_req(struct p4t_shm_conn *conn,
 	rma->mem = mem;
 	rma->mem_off = req->off;
 	p4u_list_insert_tail(&mem->streams, &rma->link);
-	p4t_shm_rma_stream(rma);
+	p4t_shm_rma_stream(rma, true);
 	return 0;
 }
 
@@ -606,13 +640,20 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
  * One step of every pull and fill being read (p4t_shm_progress); the
  * count of steps. A step may fail a link, which frees that link's fills:
  * the list is walked from its head, each entry moved to the tail and
- * marked with this round's generation before its step.
+ * marked with this round's generation before its step. Pulls read from
+ * both ends share one step a call: P4T_SHM_CMA_STEP, or P4T_SHM_COOP_STEP
+ * while the ring brings their chunks (the last call copied some), since
+ * the ring is the faster copy and a long read here would leave it full
+ * and its writer waiting.
  */
 int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 {
+	size_t coop_left = iface->coop_rx ? P4T_SHM_COOP_STEP :
+			   P4T_SHM_CMA_STEP, n;
 	struct p4t_shm_rma *rma;
 	int done = 0;
 
+	iface->coop_rx = false;
 	iface->cma_gen++;
 	while (!p4u_list_empty(&iface->cma_reads)) {
 		rma = container_of(iface->cma_reads.next, struct p4t_shm_rma,
@@ -622,8 +663,15 @@ int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 		rma->cma_gen = iface->cma_gen;
 		p4u_list_remove(&rma->cma_node);
 		p4u_list_insert_tail(&iface->cma_reads, &rma->cma_node);
+		if (rma->coop && !coop_left)
+			continue;
 		done++;
-		if (rma->kind == P4T_SHM_RMA_PULL)
+		if (rma->coop) {
+			n = p4t_shm_coop_step(rma, P4U_MIN(coop_left,
+							   P4T_SHM_CMA_STEP));
+			coop_left -= P4U_MIN(coop_left, n);
+		}
+		else if (rma->kind == P4T_SHM_RMA_PULL)
 			(void)p4t_shm_pull_step(rma);
 		else if (p4t_shm_fill_step(rma) < 0)
 			p4t_shm_conn_step(rma->conn, P4T_SHM_IN_FAIL,
@@ -648,6 +696,12 @@ static int p4t_shm_rx_grant(struct p4t_shm_conn *conn,
 	rma->granted = remote;
 	rma->ngranted = ans->niov;
 	rma->pos = 0;
+	if (ans->flags & P4T_SHM_CTL_COOP) {
+		/* the owner's first chunks are behind the grant: read them
+		 * before attaching */
+		p4t_shm_coop_granted(rma);
+		return 0;
+	}
 	/* the first step at once: most pulls are one step */
 	if (!p4t_shm_pull_step(rma))
 		p4u_list_insert_tail(&conn->iface->cma_reads, &rma->cma_node);
@@ -661,8 +715,8 @@ static int p4t_shm_rx_pull_data(struct p4t_shm_conn *conn, uint16_t type,
 	struct p4t_shm_rma *rma = p4t_shm_rma_find(conn, ctl->id,
 						   P4T_SHM_RMA_PULL);
 
-	if (!rma)
-		return -FI_EPROTO;
+	if (!rma || rma->coop || (ctl->flags & P4T_SHM_CTL_COOP))
+		return p4t_shm_coop_data(conn, rma, type, ctl, data, n);
 	if (type == P4T_SHM_F_PULL_DONE) {
 		p4t_shm_rma_complete(rma, ctl->status > 0 ? -FI_EIO :
 					  ctl->status);
@@ -730,7 +784,7 @@ static int p4t_shm_rx_push_done(struct p4t_shm_conn *conn,
 		return -FI_EPROTO;
 	if (ans->status == P4T_SHM_ST_RING && !rma->ring) {
 		conn->peer_reads = false;
-		p4t_shm_rma_stream(rma);
+		p4t_shm_rma_stream(rma, true);
 		return 0;
 	}
 	p4t_shm_rma_complete(rma, ans->status > 0 ? -FI_EIO : ans->status);
@@ -796,6 +850,8 @@ int p4t_shm_rma_frame(struct p4t_shm_conn *conn, uint16_t type,
 		return p4t_shm_rx_push_data(conn, &ctl, more, more_len);
 	case P4T_SHM_F_PUSH_DONE:
 		return p4t_shm_rx_push_done(conn, &ctl);
+	case P4T_SHM_F_PULL_STOP:
+		return p4t_shm_coop_stop(conn, &ctl);
 	default:
 		return -FI_EPROTO;
 	}
