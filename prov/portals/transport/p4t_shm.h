@@ -149,6 +149,7 @@
 #define P4T_SHM_QUEUE_LIMIT	((size_t)4 << 20)	/* requests: EAGAIN */
 #define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* CMA read per call */
 #define P4T_SHM_COOP_STEP	((size_t)64 << 10)	/* ... while streamed */
+#define P4T_SHM_COOP_PATIENCE	16	/* calls: "streamed" after a chunk */
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
 #define P4T_SHM_RETRY_MIN_MS	1
 #define P4T_SHM_RETRY_MAX_MS	100

@@ -109,6 +109,8 @@ void p4t_shm_coop_granted(struct p4t_shm_rma *rma)
 	rma->coop = true;
 	rma->pos = 0;		/* the ring's bytes end here */
 	rma->back = rma->len;	/* cross-memory attach read from here on */
+	/* its owner progresses now: its first chunk is being written */
+	rma->conn->iface->coop_quiet = 0;
 	p4u_list_insert_tail(&rma->conn->iface->cma_reads, &rma->cma_node);
 }
 
@@ -186,7 +188,7 @@ int p4t_shm_coop_data(struct p4t_shm_conn *conn, struct p4t_shm_rma *rma,
 	p4t_shm_iov_put(rma->iov, rma->iovcnt, ctl->off, data, copy);
 	conn->iface->stats.ring_rma_bytes += copy;
 	conn->iface->stats.ring_rma_dropped += n - copy;
-	conn->iface->coop_rx = true;
+	conn->iface->coop_quiet = 0;
 	rma->pos += n;
 	if (rma->pos >= rma->back)
 		p4t_shm_coop_end(rma, 0);

@@ -452,8 +452,8 @@ struct p4t_shm_iface {
 	struct p4u_list evq;
 	struct p4u_list cma_reads;	/* pulls, fills still to read */
 	uint64_t cma_gen;
-	bool coop_rx;			/* copied an owner's chunk since the
-					 * last p4t_shm_cma_run */
+	unsigned coop_quiet;		/* p4t_shm_cma_run calls since an
+					 * owner's chunk or grant came */
 	struct p4u_pool txs;
 	struct p4u_pool bufs;
 	struct p4u_pool rmas;

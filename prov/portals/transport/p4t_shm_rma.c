@@ -641,19 +641,22 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
  * count of steps. A step may fail a link, which frees that link's fills:
  * the list is walked from its head, each entry moved to the tail and
  * marked with this round's generation before its step. Pulls read from
- * both ends share one step a call: P4T_SHM_CMA_STEP, or P4T_SHM_COOP_STEP
- * while the ring brings their chunks (the last call copied some), since
- * the ring is the faster copy and a long read here would leave it full
- * and its writer waiting.
+ * both ends share one step a call: P4T_SHM_COOP_STEP while the ring
+ * brings their chunks (a chunk or a grant came within the last
+ * P4T_SHM_COOP_PATIENCE calls), else P4T_SHM_CMA_STEP: the ring is the
+ * faster copy, and a long read here would leave it full and its writer
+ * waiting (a 256 KiB pull read whole at once, just after its grant,
+ * took longer than by cross-memory attach alone).
  */
 int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 {
-	size_t coop_left = iface->coop_rx ? P4T_SHM_COOP_STEP :
-			   P4T_SHM_CMA_STEP, n;
+	size_t coop_left = iface->coop_quiet < P4T_SHM_COOP_PATIENCE ?
+			   P4T_SHM_COOP_STEP : P4T_SHM_CMA_STEP, n;
 	struct p4t_shm_rma *rma;
 	int done = 0;
 
-	iface->coop_rx = false;
+	if (iface->coop_quiet < P4T_SHM_COOP_PATIENCE)
+		iface->coop_quiet++;
 	iface->cma_gen++;
 	while (!p4u_list_empty(&iface->cma_reads)) {
 		rma = container_of(iface->cma_reads.next, struct p4t_shm_rma,
