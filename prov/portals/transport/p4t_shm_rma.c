@@ -673,12 +673,12 @@ int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 			n = p4t_shm_coop_step(rma, P4U_MIN(coop_left,
 							   P4T_SHM_CMA_STEP));
 			coop_left -= P4U_MIN(coop_left, n);
-		}
-		else if (rma->kind == P4T_SHM_RMA_PULL)
+		} else if (rma->kind == P4T_SHM_RMA_PULL) {
 			(void)p4t_shm_pull_step(rma);
-		else if (p4t_shm_fill_step(rma) < 0)
+		} else if (p4t_shm_fill_step(rma) < 0) {
 			p4t_shm_conn_step(rma->conn, P4T_SHM_IN_FAIL,
 					  -FI_ENOMEM);
+		}
 	}
 	return done;
 }
