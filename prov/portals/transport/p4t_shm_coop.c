@@ -107,8 +107,9 @@ void p4t_shm_coop_fail_conn(struct p4t_shm_conn *conn)
 void p4t_shm_coop_granted(struct p4t_shm_rma *rma)
 {
 	rma->coop = true;
-	rma->pos = 0;		/* the ring's bytes end here */
-	rma->back = rma->len;	/* cross-memory attach read from here on */
+	/* pos (0 from the grant) ends the ring's bytes; cross-memory
+	 * attach reads below back */
+	rma->back = rma->len;
 	/* its owner progresses now: its first chunk is being written */
 	rma->conn->iface->coop_quiet = 0;
 	p4u_list_insert_tail(&rma->conn->iface->cma_reads, &rma->cma_node);
@@ -147,8 +148,7 @@ size_t p4t_shm_coop_step(struct p4t_shm_rma *rma, size_t max)
 		return 0;
 	}
 	if (ret) {
-		p4t_shm_coop_end(rma, ret == -ESRCH ? -FI_ECONNABORTED :
-				 -FI_EIO);
+		p4t_shm_coop_end(rma, p4t_shm_cma_fail_status(ret));
 		return 0;
 	}
 	rma->back = off;

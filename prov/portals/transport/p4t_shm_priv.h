@@ -607,6 +607,7 @@ int p4t_shm_cma_read(struct p4t_shm_conn *conn, const struct iovec *local,
 		     size_t lcnt, uint64_t loff, const struct iovec *remote,
 		     size_t rcnt, uint64_t roff, size_t len);
 bool p4t_shm_cma_refused(int err);
+int p4t_shm_cma_fail_status(int ret);
 void p4t_shm_cma_off(struct p4t_shm_conn *conn);
 void p4t_shm_cma_forget(struct p4t_shm_rma *rma);
 void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status);

@@ -102,6 +102,13 @@ bool p4t_shm_cma_refused(int err)
 	return err == -EPERM || err == -ENOSYS || err == -EACCES;
 }
 
+/* A pull's status after a read of the peer failed otherwise (ret < 0):
+ * the peer is gone (ESRCH), or its pieces could not be read. */
+int p4t_shm_cma_fail_status(int ret)
+{
+	return ret == -ESRCH ? -FI_ECONNABORTED : -FI_EIO;
+}
+
 /* The kernel refused attaching: from now on this link copies through
  * the ring. */
 void p4t_shm_cma_off(struct p4t_shm_conn *conn)
@@ -598,8 +605,7 @@ static bool p4t_shm_pull_step(struct p4t_shm_rma *rma)
 		return true;
 	}
 	if (ret) {
-		p4t_shm_rma_complete(rma, ret == -ESRCH ? -FI_ECONNABORTED :
-					  -FI_EIO);
+		p4t_shm_rma_complete(rma, p4t_shm_cma_fail_status(ret));
 		return true;
 	}
 	rma->pos += n;
@@ -651,7 +657,7 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
 int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 {
 	size_t coop_left = iface->coop_quiet < P4T_SHM_COOP_PATIENCE ?
-			   P4T_SHM_COOP_STEP : P4T_SHM_CMA_STEP, n;
+			   P4T_SHM_COOP_STEP : P4T_SHM_CMA_STEP;
 	struct p4t_shm_rma *rma;
 	int done = 0;
 
@@ -670,9 +676,9 @@ int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 			continue;
 		done++;
 		if (rma->coop) {
-			n = p4t_shm_coop_step(rma, P4U_MIN(coop_left,
-							   P4T_SHM_CMA_STEP));
-			coop_left -= P4U_MIN(coop_left, n);
+			/* reads at most what it is given */
+			coop_left -= p4t_shm_coop_step(rma, P4U_MIN(coop_left,
+						       P4T_SHM_CMA_STEP));
 		} else if (rma->kind == P4T_SHM_RMA_PULL) {
 			(void)p4t_shm_pull_step(rma);
 		} else if (p4t_shm_fill_step(rma) < 0) {
