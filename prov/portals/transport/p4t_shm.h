@@ -32,8 +32,12 @@
  * The acceptor checks magic, version, auth_key and credentials, maps the
  * segment, makes conn_new and answers HELLO_ACK (its session, pid and
  * eventfd), after an INFO first in its ring (whether it can read the
- * connector's memory); a refusal (auth_key, conn_new) closes the
- * connection and the connector's link fails with -FI_ECONNREFUSED.
+ * connector's memory). Each end refuses a peer's wake-up descriptor that
+ * is not non-blocking (a HELLO with it is refused, a HELLO_ACK fails the
+ * link as malformed): progress writes it whenever the peer asks, and a
+ * blocking one could stop it there. A refusal (auth_key, conn_new)
+ * closes the connection and the connector's link fails with
+ * -FI_ECONNREFUSED.
  * When both ends connect at once, the link made by the end with the
  * lower address (bytes of the cleared sockaddr; IPv4 before IPv6) is
  * kept: the other end's HELLO is answered with BYE, unread, and that end

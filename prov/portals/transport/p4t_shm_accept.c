@@ -236,7 +236,8 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 	ret = hs->pid == (uint32_t)cred->pid &&
 	      hs->addrlen <= sizeof(hs->addr) ?
 	      p4t_shm_addr_parse(hs->addr, hs->addrlen, &ss, &len) : -FI_EINVAL;
-	if (!ret && !p4t_shm_addr_cmp(&ss, len, &iface->key, iface->addrlen))
+	if (!ret && (!p4t_shm_addr_cmp(&ss, len, &iface->key, iface->addrlen) ||
+		     !p4t_shm_wake_fd_ok(wake)))
 		ret = -FI_EINVAL;
 	if (!ret)
 		ret = p4t_shm_seg_map(memfd, hs, &seg);

@@ -164,6 +164,17 @@ size_t p4t_shm_seg_bytes(void)
 	return P4T_SHM_HDR_PAGE + 2 * P4T_SHM_RING;
 }
 
+/* The header a new segment starts with; the acceptor checks each field. */
+void p4t_shm_seg_init(struct p4t_shm_seg *seg, size_t size)
+{
+	seg->magic = P4T_SHM_MAGIC;
+	seg->version = P4T_SHM_VERSION;
+	seg->size = size;
+	seg->ring_size = P4T_SHM_RING;
+	seg->ring_off[0] = P4T_SHM_HDR_PAGE;
+	seg->ring_off[1] = P4T_SHM_HDR_PAGE + P4T_SHM_RING;
+}
+
 /* An anonymous segment, its size sealed (the peer maps it whole). */
 static int p4t_shm_seg_create(struct p4t_shm_conn *conn)
 {
@@ -186,12 +197,7 @@ static int p4t_shm_seg_create(struct p4t_shm_conn *conn)
 		close(fd);
 		return ret;
 	}
-	seg->magic = P4T_SHM_MAGIC;
-	seg->version = P4T_SHM_VERSION;
-	seg->size = size;
-	seg->ring_size = P4T_SHM_RING;
-	seg->ring_off[0] = P4T_SHM_HDR_PAGE;
-	seg->ring_off[1] = P4T_SHM_HDR_PAGE + P4T_SHM_RING;
+	p4t_shm_seg_init(seg, size);
 	conn->seg = seg;
 	conn->seg_size = size;
 	conn->memfd = fd;
@@ -300,6 +306,21 @@ int p4t_shm_hs_recv(int fd, struct p4t_shm_hs *hs, int *fds,
 		return -FI_EINVAL;
 	}
 	return 1;
+}
+
+/*
+ * The descriptor a peer hands us to wake it: we write it from progress,
+ * whenever the peer's armed word asks (a word the peer writes), so a
+ * write must never block. Ours is an eventfd opened non-blocking; the
+ * flag lives in the open file, which SCM_RIGHTS shares. A peer that
+ * passes a blocking descriptor (a pipe it lets fill) would otherwise
+ * stop our process in write(2): its handshake is refused instead.
+ */
+bool p4t_shm_wake_fd_ok(int fd)
+{
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
 /* ---- links ------------------------------------------------------------------- */
@@ -648,7 +669,7 @@ static void p4t_shm_conn_ack(struct p4t_shm_conn *conn,
 	struct p4t_shm_iface *iface = conn->iface;
 	struct p4t_shm_ctl info = { 0 };
 
-	if (hs->pid != (uint32_t)conn->peer_pid) {
+	if (hs->pid != (uint32_t)conn->peer_pid || !p4t_shm_wake_fd_ok(wake)) {
 		close(wake);
 		iface->stats.malformed++;
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_EPROTO);

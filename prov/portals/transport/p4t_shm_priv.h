@@ -517,6 +517,8 @@ int p4t_shm_hs_send(int fd, const struct p4t_shm_hs *hs, const int *fds,
 int p4t_shm_hs_recv(int fd, struct p4t_shm_hs *hs, int *fds, size_t max,
 		    size_t *nfds_p);
 void p4t_shm_bye(int fd, struct p4t_shm_iface *iface, uint8_t why);
+bool p4t_shm_wake_fd_ok(int fd);
+void p4t_shm_seg_init(struct p4t_shm_seg *seg, size_t size);
 void p4t_shm_fd_close(struct p4t_shm_iface *iface, int *fd);
 struct p4t_shm_conn *p4t_shm_conn_create(struct p4t_shm_iface *iface,
 					 const struct sockaddr_storage *ss,

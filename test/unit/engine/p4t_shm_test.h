@@ -1,12 +1,13 @@
 /*
- * p4t_shm_test.h - what the shared-memory transport's tests (test_shm.c,
- * test_shm_rma.c, test_shm_fail.c) share beyond p4t_xport_test.h (sides
- * recording upcalls, test messages, counting): SHM_TEST, addresses
+ * p4t_shm_test.h - what the shared-memory transport's tests
+ * (test_shm*.c) share beyond p4t_xport_test.h (sides recording
+ * upcalls, test messages, counting): SHM_TEST, addresses
  * unique to the test process (the transport listens on a name derived
  * from them, so parallel runs must not meet), opening sides on them,
  * pumping progress the way the engine's worker sleeps (wait_arm, then
  * the wait fd) until a condition holds (bounded, failing on timeout),
- * stats, the heap in use, and bringing a link up.
+ * stats, the heap in use, bringing a link up, and the abstract socket
+ * name a side listens on (for tests that speak to it directly).
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.
@@ -14,8 +15,12 @@
 #ifndef P4T_SHM_TEST_H
 #define P4T_SHM_TEST_H
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +56,22 @@ static inline struct sockaddr_in shm_addr_of(pid_t pid, uint16_t port)
 static inline struct sockaddr_in shm_addr(uint16_t port)
 {
 	return shm_addr_of(getpid(), port);
+}
+
+/* The documented abstract name of a cleared IPv4 address. */
+static inline socklen_t shm_name_of(const struct sockaddr_in *a,
+				    struct sockaddr_un *sun)
+{
+	char ip[INET_ADDRSTRLEN];
+	int n;
+
+	cr_assert(inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip)));
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
+		     "portals-shm/%u/%s/%u", (unsigned)geteuid(), ip,
+		     ntohs(a->sin_port));
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
 static uint16_t shm_next_port = 1000;

@@ -379,22 +379,6 @@ SHM_TEST(conn_new_refusal_closes)
  * refusal: the link retries, carrying what was sent, until the peer
  * takes it.
  */
-/* The documented abstract name of a cleared IPv4 address. */
-static socklen_t shm_name_of(const struct sockaddr_in *a,
-			     struct sockaddr_un *sun)
-{
-	char ip[INET_ADDRSTRLEN];
-	int n;
-
-	cr_assert(inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip)));
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1,
-		     "portals-shm/%u/%s/%u", (unsigned)geteuid(), ip,
-		     ntohs(a->sin_port));
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
-
 SHM_TEST(full_backlog_is_retried_not_refused)
 {
 	struct sockaddr_in to = shm_addr(1500);
