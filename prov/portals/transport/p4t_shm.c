@@ -496,13 +496,15 @@ static void p4t_shm_iface_close(struct p4t_iface *iface_)
 	struct p4u_list *node;
 
 	if (iface->stats.malformed || iface->stats.auth_refused ||
-	    iface->stats.cred_refused)
+	    iface->stats.cred_refused || iface->stats.silent_closed)
 		p4u_warn(P4U_LOG_TRANSPORT, "shm: @%s closing: %llu malformed, "
-			 "%llu auth refused, %llu credentials refused",
+			 "%llu auth refused, %llu credentials refused, %llu "
+			 "silent connections closed",
 			 iface->name + 1,
 			 (unsigned long long)iface->stats.malformed,
 			 (unsigned long long)iface->stats.auth_refused,
-			 (unsigned long long)iface->stats.cred_refused);
+			 (unsigned long long)iface->stats.cred_refused,
+			 (unsigned long long)iface->stats.silent_closed);
 	p4u_info(P4U_LOG_TRANSPORT, "shm: @%s closing: %llu messages sent, "
 		 "%llu received (%llu in place); %llu pulls, %llu pushes, "
 		 "%llu KiB by cross-memory attach, %llu KiB through the ring; "

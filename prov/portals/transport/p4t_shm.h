@@ -131,7 +131,10 @@
  *
  * Deadlines on cfg.timers only: connect retries, the HELLO_ACK (and the
  * kept link after a collision) within peer_timeout_ms, an accepted
- * connection's HELLO within P4T_SHM_HELLO_TIMEOUT_MS.
+ * connection's HELLO within P4T_SHM_HELLO_TIMEOUT_MS (or peer_timeout_ms
+ * if shorter). At most P4T_SHM_PENDING_MAX accepted connections wait
+ * for their HELLO; a newer one closes the oldest, so silent connections
+ * cannot take all of the process's descriptors.
  */
 #ifndef P4T_SHM_H
 #define P4T_SHM_H
@@ -155,6 +158,9 @@
 #define P4T_SHM_COOP_STEP	((size_t)64 << 10)	/* ... while streamed */
 #define P4T_SHM_COOP_PATIENCE	16	/* calls: "streamed" after a chunk */
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
+/* accepted sockets waiting for their HELLO; past it the oldest is closed
+ * (a peer's HELLO follows its connect at once: only silent ones wait) */
+#define P4T_SHM_PENDING_MAX	256
 #define P4T_SHM_RETRY_MIN_MS	1
 #define P4T_SHM_RETRY_MAX_MS	100
 
@@ -179,6 +185,8 @@ struct p4t_shm_stats {
 	uint64_t auth_refused;
 	uint64_t cred_refused;		/* peers failing the credential check */
 	uint64_t malformed;
+	uint64_t silent_closed;		/* accepted, no HELLO: timed out or
+					 * evicted (P4T_SHM_PENDING_MAX) */
 	uint64_t link_failures;
 	uint64_t restarts;
 	uint64_t pulls;			/* posted here */

@@ -274,8 +274,12 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 
 static void p4t_shm_pend_timeout(struct p4u_timer *timer, uint64_t now_ns)
 {
+	struct p4t_shm_pend *pend = container_of(timer, struct p4t_shm_pend,
+						 timer);
+
 	(void)now_ns;
-	p4t_shm_pend_close(container_of(timer, struct p4t_shm_pend, timer));
+	pend->iface->stats.silent_closed++;
+	p4t_shm_pend_close(pend);
 }
 
 void p4t_shm_pend_close(struct p4t_shm_pend *pend)
@@ -285,6 +289,7 @@ void p4t_shm_pend_close(struct p4t_shm_pend *pend)
 	p4u_timer_cancel(iface->timers, &pend->timer);
 	p4t_shm_fd_close(iface, &pend->fd);
 	p4u_list_remove(&pend->node);
+	iface->npend--;
 	/* epoll results of this round may name it: freed at reap */
 	p4u_list_insert_tail(&iface->dead_pend, &pend->node);
 }
@@ -334,6 +339,12 @@ void p4t_shm_accept(struct p4t_shm_iface *iface)
 			close(fd);
 			continue;
 		}
+		if (iface->npend >= P4T_SHM_PENDING_MAX) {
+			/* the oldest silent one makes room */
+			iface->stats.silent_closed++;
+			p4t_shm_pend_close(p4u_list_first_entry(
+				&iface->pend, struct p4t_shm_pend, node));
+		}
 		pend->iface = iface;
 		pend->fd = fd;
 		pend->cred = cred;
@@ -341,6 +352,7 @@ void p4t_shm_accept(struct p4t_shm_iface *iface)
 		pend->watch.obj = pend;
 		p4u_timer_init(&pend->timer, p4t_shm_pend_timeout);
 		p4u_list_insert_tail(&iface->pend, &pend->node);
+		iface->npend++;
 		if (p4t_shm_watch_add(iface, fd, &pend->watch)) {
 			p4t_shm_pend_close(pend);
 			continue;

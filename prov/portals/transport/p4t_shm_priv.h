@@ -447,7 +447,8 @@ struct p4t_shm_iface {
 	struct p4u_list conns;		/* live links */
 	struct p4u_list backlog;	/* links with a queue */
 	struct p4u_list dead;
-	struct p4u_list pend;		/* struct p4t_shm_pend */
+	struct p4u_list pend;		/* struct p4t_shm_pend, oldest first */
+	size_t npend;
 	struct p4u_list dead_pend;	/* closed: freed at reap */
 	struct p4u_list evq;
 	struct p4u_list cma_reads;	/* pulls, fills still to read */

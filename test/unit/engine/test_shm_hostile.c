@@ -11,7 +11,8 @@
  * with nothing read or written out of bounds (the ASan build runs it).
  *
  * The handshake is the peer's too: a HELLO whose wake-up descriptor
- * would block our writes is refused.
+ * would block our writes is refused, and connections that never send
+ * one are bounded in number and closed at their deadline.
  *
  * Not here: the engine's parsing of what a well-formed record carries
  * (fuzz/, test_wire_parse.c); a peer that dies (test_shm_fail.c).
@@ -549,4 +550,70 @@ SHM_TEST(a_hello_ack_with_a_blocking_wake_fd_fails_the_link, .timeout = 30)
 	close(lfd);
 	close(p[0]);
 	close(p[1]);
+}
+
+/* Whether the peer closed sock (EOF), without waiting. */
+static bool sock_closed(int sock)
+{
+	char c;
+
+	return recv(sock, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Silent connections (connect, never a HELLO) to a side whose HELLO
+ * deadline is 300 ms: beyond P4T_SHM_PENDING_MAX waiting at once, each
+ * new one closes the oldest; the rest are closed at their deadline; a
+ * real peer gets through all the while.
+ */
+SHM_TEST(silent_connections_are_bounded_and_timed_out)
+{
+	enum { N = P4T_SHM_PENDING_MAX + 44 };
+	struct sockaddr_in at = shm_addr(1700);
+	struct p4t_iface_config cfg = {
+		.addr = &at, .addrlen = sizeof(at), .peer_timeout_ms = 300,
+	};
+	struct sockaddr_un sun;
+	socklen_t len = shm_name_of(&at, &sun);
+	struct p4t_conn *x;
+	static int socks[N];
+	int i, evicted = 0;
+
+	side_close(&sb);
+	cr_assert_eq(side_open_cfg(&sb, &cfg), 0);
+	for (i = 0; i < N; i++) {
+		socks[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
+				  SOCK_NONBLOCK, 0);
+		cr_assert_geq(socks[i], 0);
+		while (connect(socks[i], (struct sockaddr *)&sun, len)) {
+			/* the backlog is full: let the side accept */
+			cr_assert_eq(errno, EAGAIN, "connect: %s",
+				     strerror(errno));
+			p4t_progress(sb.iface, 64);
+		}
+		p4t_progress(sb.iface, 64);
+	}
+	/* every one accepted (an empty backlog), the oldest closed */
+	for (i = 0; i < 20; i++)
+		p4t_progress(sb.iface, 64);
+	for (i = 0; i < N; i++)
+		evicted += sock_closed(socks[i]);
+	cr_assert_eq(evicted, N - P4T_SHM_PENDING_MAX);
+	for (i = 0; i < N - P4T_SHM_PENDING_MAX; i++)
+		cr_assert(sock_closed(socks[i]), "socket %d of %d open", i, N);
+	cr_assert_eq(stats_of(&sb).silent_closed,
+		     (uint64_t)(N - P4T_SHM_PENDING_MAX));
+
+	/* a real peer meanwhile */
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 4, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) > 0);
+	expect_msg(last_recv(&sb), 4, 100);
+
+	/* and the rest at their deadline */
+	PUMP_UNTIL(stats_of(&sb).silent_closed == N);
+	for (i = 0; i < N; i++) {
+		cr_assert(sock_closed(socks[i]), "socket %d of %d open", i, N);
+		close(socks[i]);
+	}
 }
