@@ -445,8 +445,15 @@ static void fxc_first(struct fx_ctx *ctx, bool connected)
 
 /* ---- errors ---------------------------------------------------------------- */
 
-/* An address of this host where nothing listens (a port just freed). */
-static void fxc_dead_addr(struct sockaddr_in *sin)
+/*
+ * An address of this host where nothing listens: a port bound by a
+ * socket that never listens (a connect to it is refused), kept bound
+ * until the caller closes the returned descriptor. A port bound and
+ * freed again could be taken by an endpoint of another program during
+ * the provider's connect retries (tests run side by side), which would
+ * then accept the message.
+ */
+static int fxc_dead_addr(struct sockaddr_in *sin)
 {
 	socklen_t len = sizeof(*sin);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -457,7 +464,7 @@ static void fxc_dead_addr(struct sockaddr_in *sin)
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	FX_CHECK(!bind(fd, (struct sockaddr *)sin, sizeof(*sin)) &&
 		 !getsockname(fd, (struct sockaddr *)sin, &len), "bind");
-	close(fd);
+	return fd;
 }
 
 static void fxc_refused(struct fx_ctx *ctx)
@@ -470,13 +477,14 @@ static void fxc_refused(struct fx_ctx *ctx)
 	uint64_t t0, ms;
 	uint8_t name[128];
 	size_t len = sizeof(name);
+	int dead_fd;
 
 	if (ctx->server) {
 		(void)fx_oob_recv_u64(ctx, 0);
 		return;
 	}
 	fxc_drop_setup_ep(ctx, name, &len);
-	fxc_dead_addr(&sin);
+	dead_fd = fxc_dead_addr(&sin);
 	fxc_open(ctx, &sin, &s);
 	t0 = fx_now_us();
 	fxc_post(&s, FXC_DEFAULT, buf, FXC_SIZE, 1, &tctx);
@@ -493,6 +501,7 @@ static void fxc_refused(struct fx_ctx *ctx)
 	FX_CHECK(ms <= FXC_REFUSED_MS, "error after %llu ms, documented "
 		 "2000 + margin", (unsigned long long)ms);
 	(void)fxc_close(&s);
+	close(dead_fd);
 	fx_oob_send_u64(ctx, 0, 1);
 }
 
