@@ -116,6 +116,13 @@ struct p4t_shm_rec {
 #define P4T_SHM_REC_FIRST	0x1
 #define P4T_SHM_REC_LAST	0x2
 
+/* The ring bytes a record of len bytes takes, header and padding. */
+static inline uint64_t p4t_shm_rec_size(uint64_t len)
+{
+	return P4U_ALIGN_UP(len + P4T_SHM_REC_HDR,
+			    (uint64_t)P4T_SHM_REC_ALIGN);
+}
+
 enum p4t_shm_frame {
 	P4T_SHM_F_PAD = 0,	/* skip to the end of the ring */
 	P4T_SHM_F_MSG,		/* an engine message */

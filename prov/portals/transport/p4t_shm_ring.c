@@ -33,12 +33,6 @@
 #define P4T_SHM_PAY_MAX		(P4T_SHM_FRAG_MAX - P4T_SHM_REC_HDR)
 #define P4T_SHM_FRAG_MIN	1024	/* smaller pieces are not worth it */
 
-static inline uint64_t p4t_shm_rec_size(uint64_t len)
-{
-	return P4U_ALIGN_UP(len + P4T_SHM_REC_HDR,
-			    (uint64_t)P4T_SHM_REC_ALIGN);
-}
-
 void p4t_shm_ring_attach(struct p4t_shm_conn *conn, bool outgoing)
 {
 	struct p4t_shm_seg *seg = conn->seg;

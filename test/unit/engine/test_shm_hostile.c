@@ -52,12 +52,6 @@ static void forge(struct p4t_conn *x, const struct p4t_shm_rec *h,
 	__atomic_store_n(&r->ctl->tail, r->pos, __ATOMIC_RELEASE);
 }
 
-/* The true size of a record of len bytes. */
-static uint64_t rec_size(uint64_t len)
-{
-	return P4U_ALIGN_UP(len + P4T_SHM_REC_HDR, (uint64_t)P4T_SHM_REC_ALIGN);
-}
-
 /* One record of a whole frame: type, len bytes of body. */
 static void forge_frame(struct p4t_conn *x, uint16_t type, const void *body,
 			uint32_t len)
@@ -67,7 +61,7 @@ static void forge_frame(struct p4t_conn *x, uint16_t type, const void *body,
 		.flags = P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST, .total = len,
 	};
 
-	forge(x, &h, body, len, rec_size(len));
+	forge(x, &h, body, len, p4t_shm_rec_size(len));
 }
 
 /* An RMA frame: the control block, then extra bytes of pieces or data. */
@@ -157,22 +151,18 @@ static void forge_bad(struct p4t_conn *x, enum bad_kind kind)
 		return;
 	case BAD_MIDDLE_FIRST:
 		h.flags = 0;
-		forge(x, &h, body, sizeof(body), rec_size(sizeof(body)));
-		return;
+		break;
 	case BAD_LAST_FIRST:
 		h.flags = P4T_SHM_REC_LAST;
-		forge(x, &h, body, sizeof(body), rec_size(sizeof(body)));
-		return;
+		break;
 	case BAD_TOTAL_ABOVE_MAX:
 		h.flags = P4T_SHM_REC_FIRST;
 		h.total = (uint64_t)P4T_SHM_FRAME_MAX + 1;
-		forge(x, &h, body, sizeof(body), rec_size(sizeof(body)));
-		return;
+		break;
 	case BAD_WHOLE_TOTAL_DIFFERS:
 		h.flags = P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST;
 		h.total = UINT64_MAX;
-		forge(x, &h, body, sizeof(body), rec_size(sizeof(body)));
-		return;
+		break;
 	case BAD_UNKNOWN_TYPE:
 		forge_frame(x, P4T_SHM_F_MAX, body, sizeof(body));
 		return;
@@ -207,9 +197,25 @@ static void forge_bad(struct p4t_conn *x, enum bad_kind kind)
 			  sizeof(struct p4t_shm_piece));
 		return;
 	case BAD_NKINDS:
-		break;
+		cr_assert_fail("no such kind %d", kind);
+		return;
 	}
-	cr_assert_fail("no such kind %d", kind);
+	/* the fragment kinds: one record of a 32-byte body under h */
+	forge(x, &h, body, sizeof(body), p4t_shm_rec_size(sizeof(body)));
+}
+
+/* Close the three sides and open them again on new addresses: a failed
+ * link's address would otherwise be reused while it is reaped. */
+static void sides_renew(void)
+{
+	struct side *sides[] = { &sa, &sb, &sc };
+	size_t i;
+
+	for (i = 0; i < P4U_ARRAY_SIZE(sides); i++) {
+		side_close(sides[i]);
+		side_forget(sides[i]);
+		shm_side_open(sides[i], 0);
+	}
 }
 
 /*
@@ -254,17 +260,7 @@ SHM_TEST(each_malformed_record_fails_its_link_only)
 		cr_assert_eq(send_seq(&sc, z, 7, 10), P4T_DONE);
 		PUMP_UNTIL(count(&sb, UP_RECV) > 0);
 		expect_msg(last_recv(&sb), 7, 10);
-		side_forget(&sb);
-		side_forget(&sc);
-
-		/* a fresh pair for the next kind: the failed link's
-		 * address would otherwise be reused while it is reaped */
-		side_close(&sa);
-		side_close(&sb);
-		side_close(&sc);
-		shm_side_open(&sa, 0);
-		shm_side_open(&sb, 0);
-		shm_side_open(&sc, 0);
+		sides_renew();
 	}
 }
 
@@ -298,6 +294,55 @@ static uint64_t rnd_next(uint64_t *s)
 	return *s;
 }
 
+#define RND_BODY	(sizeof(struct p4t_shm_ctl) + 64)
+
+/*
+ * One random record into h and body (RND_BODY bytes): its length in
+ * *len_p; returns how far the tail moves past it. Three of four are well
+ * framed: a whole frame of a known type (half of them messages), its
+ * control block random but for a count and a length that often fit.
+ * The rest are random throughout, now and then huge, and their tail
+ * moves by the record's size or by a random count of 64-byte steps.
+ */
+static uint64_t random_record(uint64_t *seed, struct p4t_shm_rec *h,
+			      uint8_t *body, uint32_t *len_p)
+{
+	uint64_t v = rnd_next(seed);
+	struct p4t_shm_ctl ctl;
+	uint32_t len;
+	size_t k;
+
+	for (k = 0; k < RND_BODY; k++)
+		body[k] = (uint8_t)rnd_next(seed);
+	if (v & 3) {
+		len = (uint32_t)(sizeof(ctl) + (v >> 8) % 65);
+		h->len = len;
+		h->type = (uint16_t)(1 + (v >> 16) % (P4T_SHM_F_MAX - 1));
+		if ((v >> 29) & 1)
+			h->type = P4T_SHM_F_MSG;
+		h->flags = P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST;
+		h->total = len;
+		memcpy(&ctl, body, sizeof(ctl));
+		ctl.niov = (uint32_t)((v >> 24) % 4);
+		ctl.flags &= 0xf;
+		if ((v >> 28) & 1)
+			ctl.len = len - sizeof(ctl);
+		memcpy(body, &ctl, sizeof(ctl));
+		*len_p = len;
+		return p4t_shm_rec_size(len);
+	}
+	len = (uint32_t)((v >> 8) % (RND_BODY + 1));
+	if (!(v >> 60))
+		len = (uint32_t)(v >> 8);
+	h->len = len;
+	h->type = (uint16_t)((v >> 16) % (P4T_SHM_F_MAX + 2));
+	h->flags = (uint16_t)((v >> 24) & 3);
+	h->total = (v >> 32) & 1 ? len : rnd_next(seed) % 4096;
+	*len_p = len;
+	return (v >> 40) & 1 ? p4t_shm_rec_size(len % 4096) :
+	       P4T_SHM_REC_ALIGN * (1 + (v >> 44) % 8);
+}
+
 /*
  * Random records: type, flags, lengths, totals, control fields and the
  * tail's advance drawn at random, one to four per link. Whatever the
@@ -312,58 +357,20 @@ SHM_TEST(random_records_never_crash_the_consumer)
 	uint64_t malformed = 0, failed_links = 0;
 	int round, i;
 
+	shm_side_open(&sc, 0);
 	for (round = 0; round < 60; round++) {
-		shm_side_open(&sc, 0);
 		x = link_up(&sa, &sb, &y);
 		(void)y;
 		for (i = 0; i < 1 + round % 4; i++) {
 			struct p4t_shm_ring *r = &p4t_shm_conn_of(x)->tx;
-			uint8_t body[sizeof(struct p4t_shm_ctl) + 64];
+			uint8_t body[RND_BODY];
 			struct p4t_shm_rec h;
-			uint64_t v = rnd_next(&seed), room;
+			uint64_t adv, room;
 			uint32_t len;
-			size_t k;
 
-			struct p4t_shm_ctl ctl;
-			uint64_t adv;
-
-			for (k = 0; k < sizeof(body); k++)
-				body[k] = (uint8_t)rnd_next(&seed);
-			if (v & 3) {
-				/* three of four well framed: a whole frame
-				 * of a known type, its control block random
-				 * but for a count and length that often fit */
-				len = (uint32_t)(sizeof(ctl) + (v >> 8) % 65);
-				h.len = len;
-				h.type = (uint16_t)(1 + (v >> 16) %
-						    (P4T_SHM_F_MAX - 1));
-				if ((v >> 29) & 1)	/* half: messages */
-					h.type = P4T_SHM_F_MSG;
-				h.flags = P4T_SHM_REC_FIRST | P4T_SHM_REC_LAST;
-				h.total = len;
-				memcpy(&ctl, body, sizeof(ctl));
-				ctl.niov = (uint32_t)((v >> 24) % 4);
-				ctl.flags &= 0xf;
-				if ((v >> 28) & 1)
-					ctl.len = len - sizeof(ctl);
-				memcpy(body, &ctl, sizeof(ctl));
-				adv = rec_size(len);
-			} else {
-				len = (uint32_t)((v >> 8) %
-						 (sizeof(body) + 1));
-				if (!(v >> 60))	/* now and then: huge */
-					len = (uint32_t)(v >> 8);
-				h.len = len;
-				h.type = (uint16_t)((v >> 16) %
-						    (P4T_SHM_F_MAX + 2));
-				h.flags = (uint16_t)((v >> 24) & 3);
-				h.total = (v >> 32) & 1 ? len :
-					  rnd_next(&seed) % 4096;
-				adv = (v >> 40) & 1 ? rec_size(len % 4096) :
-				      P4T_SHM_REC_ALIGN * (1 + (v >> 44) % 8);
-			}
+			adv = random_record(&seed, &h, body, &len);
 			room = r->size - (r->pos & r->mask);
-			if (room < rec_size(sizeof(body)) || room < adv)
+			if (room < p4t_shm_rec_size(sizeof(body)) || room < adv)
 				break;	/* the forged record would wrap */
 			forge(x, &h, body, P4U_MIN((size_t)len, sizeof(body)),
 			      adv);
@@ -378,14 +385,7 @@ SHM_TEST(random_records_never_crash_the_consumer)
 		expect_msg(last_recv(&sb), 8, 10);
 		malformed += stats_of(&sb).malformed;
 		failed_links += count(&sa, UP_CONN_FAILED) > 0;
-		side_close(&sa);
-		side_close(&sb);
-		side_close(&sc);
-		side_forget(&sa);
-		side_forget(&sb);
-		side_forget(&sc);
-		shm_side_open(&sa, 0);
-		shm_side_open(&sb, 0);
+		sides_renew();
 	}
 	/* the records did reach the checks (not all refused, not all
 	 * taken: some links lived through their four records) */
