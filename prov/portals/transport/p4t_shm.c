@@ -428,6 +428,7 @@ static void p4t_shm_iface_init(struct p4t_shm_iface *iface,
 	p4u_list_init(&iface->evq);
 	p4u_list_init(&iface->cma_reads);
 	iface->cma_gen = 0;
+	iface->cma_starved_ns = P4T_SHM_CMA_STARVED_NS;
 }
 
 /* The network address with a port; stamped for getname, cleared as key. */
@@ -507,8 +508,8 @@ static void p4t_shm_iface_close(struct p4t_iface *iface_)
 			 (unsigned long long)iface->stats.silent_closed);
 	p4u_info(P4U_LOG_TRANSPORT, "shm: @%s closing: %llu messages sent, "
 		 "%llu received (%llu in place); %llu pulls, %llu pushes, "
-		 "%llu KiB by cross-memory attach, %llu KiB through the ring; "
-		 "%llu wake-ups sent",
+		 "%llu KiB by cross-memory attach (%llu read steps after a "
+		 "stall), %llu KiB through the ring; %llu wake-ups sent",
 		 iface->name + 1,
 		 (unsigned long long)iface->stats.msgs_sent,
 		 (unsigned long long)iface->stats.msgs_recv,
@@ -516,6 +517,7 @@ static void p4t_shm_iface_close(struct p4t_iface *iface_)
 		 (unsigned long long)iface->stats.pulls,
 		 (unsigned long long)iface->stats.pushes,
 		 (unsigned long long)(iface->stats.cma_bytes >> 10),
+		 (unsigned long long)iface->stats.cma_starved,
 		 (unsigned long long)(iface->stats.ring_rma_bytes >> 10),
 		 (unsigned long long)iface->stats.wakeups_sent);
 	iface->closing = true;
@@ -648,6 +650,14 @@ void p4t_shm_set_cma(struct p4t_iface *iface_, bool on)
 
 	if (iface)
 		iface->cma = on;
+}
+
+void p4t_shm_set_starved_ns(struct p4t_iface *iface_, uint64_t ns)
+{
+	struct p4t_shm_iface *iface = p4t_shm_hook_iface(iface_);
+
+	if (iface)
+		iface->cma_starved_ns = ns;
 }
 
 void p4t_shm_set_queue_limit(struct p4t_iface *iface_, size_t bytes)

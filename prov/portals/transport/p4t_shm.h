@@ -98,7 +98,10 @@
  * bytes per progress call (pulls streamed from the front share it, and
  * only P4T_SHM_COOP_STEP while the ring brings their chunks), so a large
  * copy does not hold the worker, and with it every other link, for
- * milliseconds; an exposure unexposed while a push is being read, or a
+ * milliseconds; but a process that did not progress for
+ * P4T_SHM_CMA_STARVED_NS (descheduled: more processes than cores) reads
+ * up to P4T_SHM_CMA_STARVED_STEP per call, or it would move a step per
+ * scheduler round while the sender spins waiting for it; an exposure unexposed while a push is being read, or a
  * pull streamed, refuses the rest (-FI_EACCES at the other end). No
  * process writes into another, so nothing a late copy does can land in
  * memory its owner has taken back. A pull
@@ -157,6 +160,9 @@
 #define P4T_SHM_CMA_STEP	((size_t)512 << 10)	/* CMA read per call */
 #define P4T_SHM_COOP_STEP	((size_t)64 << 10)	/* ... while streamed */
 #define P4T_SHM_COOP_PATIENCE	16	/* calls: "streamed" after a chunk */
+/* a process kept this long from progressing reads more per call */
+#define P4T_SHM_CMA_STARVED_NS	1000000
+#define P4T_SHM_CMA_STARVED_STEP ((size_t)4 << 20)
 #define P4T_SHM_HELLO_TIMEOUT_MS 5000u
 /* accepted sockets waiting for their HELLO; past it the oldest is closed
  * (a peer's HELLO follows its connect at once: only silent ones wait) */
@@ -192,6 +198,8 @@ struct p4t_shm_stats {
 	uint64_t pulls;			/* posted here */
 	uint64_t pushes;
 	uint64_t cma_reads;		/* process_vm_readv calls */
+	uint64_t cma_starved;		/* reads after P4T_SHM_CMA_STARVED_NS
+					 * without progress */
 	uint64_t cma_bytes;
 	uint64_t cma_refused;		/* EPERM / ENOSYS: link to the ring */
 	uint64_t ring_rma_bytes;	/* RMA bytes copied through the ring */
@@ -207,9 +215,11 @@ int p4t_shm_stats(struct p4t_iface *iface, struct p4t_shm_stats *stats);
 /*
  * Test hooks: whether links made from now on may use cross-memory attach
  * (false: copy through the ring); the bound on bytes queued per link
- * before requests get -FI_EAGAIN (0 = P4T_SHM_QUEUE_LIMIT).
+ * before requests get -FI_EAGAIN (0 = P4T_SHM_QUEUE_LIMIT); the pause
+ * after which a read takes P4T_SHM_CMA_STARVED_STEP (UINT64_MAX: never).
  */
 void p4t_shm_set_cma(struct p4t_iface *iface, bool on);
 void p4t_shm_set_queue_limit(struct p4t_iface *iface, size_t bytes);
+void p4t_shm_set_starved_ns(struct p4t_iface *iface, uint64_t ns);
 
 #endif /* P4T_SHM_H */

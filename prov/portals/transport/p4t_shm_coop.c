@@ -112,7 +112,7 @@ void p4t_shm_coop_granted(struct p4t_shm_rma *rma)
 	rma->back = rma->len;
 	/* its owner progresses now: its first chunk is being written */
 	rma->conn->iface->coop_quiet = 0;
-	p4u_list_insert_tail(&rma->conn->iface->cma_reads, &rma->cma_node);
+	p4t_shm_cma_queue(rma);
 }
 
 /* The pull is over (status): complete it, tell the owner to stop. */

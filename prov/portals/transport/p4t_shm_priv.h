@@ -462,6 +462,10 @@ struct p4t_shm_iface {
 	uint64_t cma_gen;
 	unsigned coop_quiet;		/* p4t_shm_cma_run calls since an
 					 * owner's chunk or grant came */
+	uint64_t cma_last_ns;		/* the end of the last
+					 * p4t_shm_cma_run, or the first
+					 * read queued after none */
+	uint64_t cma_starved_ns;	/* P4T_SHM_CMA_STARVED_NS (test hook) */
 	struct p4u_pool txs;
 	struct p4u_pool bufs;
 	struct p4u_pool rmas;
@@ -621,6 +625,7 @@ int p4t_shm_cma_fail_status(int ret);
 void p4t_shm_cma_off(struct p4t_shm_conn *conn);
 void p4t_shm_cma_forget(struct p4t_shm_rma *rma);
 void p4t_shm_rma_fail_conn(struct p4t_shm_conn *conn, int status);
+void p4t_shm_cma_queue(struct p4t_shm_rma *rma);
 int p4t_shm_cma_run(struct p4t_shm_iface *iface);
 void p4t_shm_rma_free(struct p4t_shm_iface *iface, struct p4t_shm_rma *rma);
 bool p4t_shm_cma_probe(struct p4t_shm_conn *conn, uint64_t addr,

@@ -588,10 +588,10 @@ static int p4t_shm_rx_pull_req(struct p4t_shm_conn *conn,
  * Read the next step of a granted pull; true once it is over (completed,
  * failed, or handed to the ring because the kernel refused attaching).
  */
-static bool p4t_shm_pull_step(struct p4t_shm_rma *rma)
+static bool p4t_shm_pull_step(struct p4t_shm_rma *rma, size_t step)
 {
 	struct p4t_shm_conn *conn = rma->conn;
-	size_t n = P4U_MIN(P4T_SHM_CMA_STEP, rma->len - rma->pos);
+	size_t n = P4U_MIN(step, rma->len - rma->pos);
 	int ret;
 
 	ret = p4t_shm_cma_read(conn, rma->iov, rma->iovcnt, rma->pos,
@@ -621,12 +621,12 @@ static bool p4t_shm_pull_step(struct p4t_shm_rma *rma)
  * when the kernel refused, or the error); < 0: PUSH_DONE could not be
  * sent (the link must fail).
  */
-static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
+static int p4t_shm_fill_step(struct p4t_shm_rma *rma, size_t step)
 {
 	struct p4t_shm_conn *conn = rma->conn;
 	struct p4t_shm_mem *mem = rma->mem;
 	struct p4t_shm_ctl ans = { .id = rma->id };
-	size_t n = P4U_MIN(P4T_SHM_CMA_STEP, rma->len - rma->pos);
+	size_t n = P4U_MIN(step, rma->len - rma->pos);
 	int ret;
 
 	ret = p4t_shm_cma_read(conn, mem->iov, mem->iovcnt,
@@ -642,6 +642,18 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
 	return p4t_shm_ctl_send(conn, P4T_SHM_F_PUSH_DONE, &ans, NULL, 0);
 }
 
+/* rma (a granted pull, or a fill) is read by p4t_shm_cma_run from now. */
+void p4t_shm_cma_queue(struct p4t_shm_rma *rma)
+{
+	struct p4t_shm_iface *iface = rma->conn->iface;
+
+	/* the gap p4t_shm_cma_run measures starts here, not at its last
+	 * call, which may be long ago */
+	if (p4u_list_empty(&iface->cma_reads))
+		iface->cma_last_ns = p4u_time_ns();
+	p4u_list_insert_tail(&iface->cma_reads, &rma->cma_node);
+}
+
 /*
  * One step of every pull and fill being read (p4t_shm_progress); the
  * count of steps. A step may fail a link, which frees that link's fills:
@@ -653,14 +665,27 @@ static int p4t_shm_fill_step(struct p4t_shm_rma *rma)
  * faster copy, and a long read here would leave it full and its writer
  * waiting (a 256 KiB pull read whole at once, just after its grant,
  * took longer than by cross-memory attach alone).
+ *
+ * Unless this process was kept from progressing: after more than
+ * P4T_SHM_CMA_STARVED_NS since the last call ended, each read takes up to
+ * P4T_SHM_CMA_STARVED_STEP. With more processes than cores, a process
+ * runs once per scheduler round (milliseconds: its peer, blocked in a
+ * send that waits for this pull, spins through its time slice), and at
+ * one step per round a 16 MiB message took hundreds of milliseconds.
  */
 int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 {
-	size_t coop_left = iface->coop_quiet < P4T_SHM_COOP_PATIENCE ?
+	uint64_t now = p4u_time_ns();
+	bool starved = now - iface->cma_last_ns > iface->cma_starved_ns;
+	size_t step = starved ? P4T_SHM_CMA_STARVED_STEP : P4T_SHM_CMA_STEP;
+	size_t coop_left = starved ? SIZE_MAX :
+			   iface->coop_quiet < P4T_SHM_COOP_PATIENCE ?
 			   P4T_SHM_COOP_STEP : P4T_SHM_CMA_STEP;
 	struct p4t_shm_rma *rma;
 	int done = 0;
 
+	if (starved)
+		iface->stats.cma_starved++;
 	if (iface->coop_quiet < P4T_SHM_COOP_PATIENCE)
 		iface->coop_quiet++;
 	iface->cma_gen++;
@@ -678,14 +703,17 @@ int p4t_shm_cma_run(struct p4t_shm_iface *iface)
 		if (rma->coop) {
 			/* reads at most what it is given */
 			coop_left -= p4t_shm_coop_step(rma, P4U_MIN(coop_left,
-						       P4T_SHM_CMA_STEP));
+								    step));
 		} else if (rma->kind == P4T_SHM_RMA_PULL) {
-			(void)p4t_shm_pull_step(rma);
-		} else if (p4t_shm_fill_step(rma) < 0) {
+			(void)p4t_shm_pull_step(rma, step);
+		} else if (p4t_shm_fill_step(rma, step) < 0) {
 			p4t_shm_conn_step(rma->conn, P4T_SHM_IN_FAIL,
 					  -FI_ENOMEM);
 		}
 	}
+	/* the pause is counted from here: a long step of this call is not
+	 * one (or one starved step would make every later one starved) */
+	iface->cma_last_ns = p4u_time_ns();
 	return done;
 }
 
@@ -712,8 +740,8 @@ static int p4t_shm_rx_grant(struct p4t_shm_conn *conn,
 		return 0;
 	}
 	/* the first step at once: most pulls are one step */
-	if (!p4t_shm_pull_step(rma))
-		p4u_list_insert_tail(&conn->iface->cma_reads, &rma->cma_node);
+	if (!p4t_shm_pull_step(rma, P4T_SHM_CMA_STEP))
+		p4t_shm_cma_queue(rma);
 	return 0;
 }
 
@@ -768,10 +796,9 @@ static int p4t_shm_rx_push_req(struct p4t_shm_conn *conn,
 		rma->granted = remote;
 		rma->ngranted = req->niov;
 		p4u_list_insert_tail(&mem->streams, &rma->link);
-		ret = p4t_shm_fill_step(rma);
+		ret = p4t_shm_fill_step(rma, P4T_SHM_CMA_STEP);
 		if (ret > 0)
-			p4u_list_insert_tail(&conn->iface->cma_reads,
-					     &rma->cma_node);
+			p4t_shm_cma_queue(rma);
 		return ret < 0 ? ret : 0;
 	} else if (!ans.status) {
 		/* no rma left: all of it now */

@@ -14,6 +14,7 @@
 #include <config.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #define SHM_SUITE	shm_coop
 #include "p4t_shm_test.h"
@@ -216,6 +217,8 @@ SHM_TEST(cross_memory_reads_leave_the_front_to_a_streaming_owner)
 	int calls;
 
 	big_pull_granted(&p, 4);
+	p4t_shm_set_starved_ns(sa.iface, UINT64_MAX);	/* pauses of a loaded
+							 * machine: no matter */
 	(void)p4t_progress(sa.iface, 64);	/* read: the grant, the chunks */
 	cr_assert_gt(stats_of(&sa).ring_rma_bytes, 0);
 	for (calls = 0; find_ctx(&sa, p.dst) < 0; calls++) {
@@ -232,6 +235,40 @@ SHM_TEST(cross_memory_reads_leave_the_front_to_a_streaming_owner)
 	cr_expect_eq(most, P4T_SHM_CMA_STEP, "the silent owner's pull was "
 		     "read %llu bytes a call at most",
 		     (unsigned long long)most);
+	cr_expect_eq(sa.ev[find_ctx(&sa, p.dst)].status, 0);
+	cr_expect_eq(memcmp(p.dst, p.src, BIG), 0, "pulled bytes differ");
+	quiet_and_done(p.mem, p.src, p.dst);
+}
+
+/*
+ * A puller kept from progressing for P4T_SHM_CMA_STARVED_NS (more
+ * processes than cores: it waits for the scheduler while its sender
+ * spins through its time slice) reads up to P4T_SHM_CMA_STARVED_STEP in
+ * its next call, not a step: after a pause before each call, what the
+ * ring did not bring of the 5 MiB pull takes two calls, not ten (at one
+ * step per scheduler round, a 16 MiB message of an oversubscribed MPI
+ * job took hundreds of milliseconds).
+ */
+SHM_TEST(a_puller_kept_from_progressing_reads_more_per_call)
+{
+	struct big_pull p;
+	uint64_t before, moved;
+	int calls;
+
+	big_pull_granted(&p, 6);
+	(void)p4t_progress(sa.iface, 64);	/* the grant, the chunks */
+	for (calls = 0; find_ctx(&sa, p.dst) < 0; calls++) {
+		cr_assert_lt(calls, 2, "still not over after %d calls", calls);
+		usleep(3 * P4T_SHM_CMA_STARVED_NS / 1000);
+		before = stats_of(&sa).cma_bytes;
+		(void)p4t_progress(sa.iface, 64);
+		moved = stats_of(&sa).cma_bytes - before;
+		if (!calls)
+			cr_assert_gt(moved, P4T_SHM_CMA_STEP, "after a pause, "
+				     "a call read %llu bytes",
+				     (unsigned long long)moved);
+	}
+	cr_expect_geq(stats_of(&sa).cma_starved, 1);
 	cr_expect_eq(sa.ev[find_ctx(&sa, p.dst)].status, 0);
 	cr_expect_eq(memcmp(p.dst, p.src, BIG), 0, "pulled bytes differ");
 	quiet_and_done(p.mem, p.src, p.dst);

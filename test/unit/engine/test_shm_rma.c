@@ -180,6 +180,8 @@ SHM_TEST(a_large_pull_is_read_a_step_per_progress_call)
 	loc[0].iov_len = P4T_SHM_CMA_STEP + 5;
 	loc[1].iov_base = dst + loc[0].iov_len;
 	loc[1].iov_len = big - loc[0].iov_len;
+	/* a pause of the loaded machine must not lift the cap here */
+	p4t_shm_set_starved_ns(sa.iface, UINT64_MAX);
 	cr_assert_eq(p4t_pull(sa.iface, x, &ck, off, loc, 2, big, dst), 0);
 	(void)p4t_progress(sb.iface, 64);	/* the grant */
 	steps = steps_until_done(&sa, NULL, dst, "pull");
@@ -219,6 +221,7 @@ SHM_TEST(a_large_push_is_read_a_step_per_progress_call)
 				    &ck, &mem), 0);
 	loc.iov_base = src;
 	loc.iov_len = big;
+	p4t_shm_set_starved_ns(sb.iface, UINT64_MAX);
 	cr_assert_eq(p4t_push(sa.iface, x, &loc, 1, big, &ck, off, &tag1), 0);
 	steps = steps_until_done(&sb, &sb, &tag1, "push");
 	cr_expect_eq(sa.ev[find_ctx(&sa, &tag1)].status, 0);
