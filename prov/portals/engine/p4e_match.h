@@ -77,6 +77,8 @@ struct p4e_mlist {
 	uint64_t next_seq;
 	size_t count;
 	uint64_t examined;		/* stat: entries looked at by match */
+	size_t walk_max;		/* up to this many entries: walked
+					 * (tests set 0: the tables alone) */
 };
 
 /* Return false to skip an otherwise matching entry (e.g. NO_TRUNCATE). */

@@ -20,6 +20,7 @@ struct model_param {
 	uint64_t seed;
 	unsigned mode;		/* 0: few masks, 1: many, 2: shifting set */
 	bool matching;
+	unsigned pool;		/* entries drawn from; 0: MODEL_POOL */
 };
 
 #define MODEL_POOL	512
@@ -84,6 +85,9 @@ ParameterizedTestParameters(match, mlist_model)
 		{ 1, 0, true }, { 2, 1, true }, { 3, 2, true },
 		{ 0x1234567, 0, true }, { 0xfeedface, 1, true },
 		{ 42, 1, false },
+		/* lists of 0 to 8 entries: walked up to P4E_MLIST_WALK_MAX,
+		 * looked up in the tables beyond, both ways many times */
+		{ 5, 0, true, 8 }, { 6, 1, true, 8 }, { 7, 2, true, 8 },
 	};
 
 	return cr_make_param_array(struct model_param, params,
@@ -95,14 +99,16 @@ ParameterizedTest(struct model_param *param, match, mlist_model)
 	uint64_t rng = param->seed, bits, ignore, junk;
 	struct accept_ctx ctx;
 	struct tentry *got, *want;
-	unsigned op, i, roll, nlinked;
+	unsigned op, i, roll, nlinked, walked = 0, looked_up = 0;
+	unsigned pool = param->pool ? param->pool : MODEL_POOL;
 	uint32_t source;
 
+	/* as the engine has it: short lists walked */
 	p4e_mlist_fini(&mlist);
 	p4e_mlist_init(&mlist, param->matching);
 	for (op = 0; op < MODEL_OPS; op++) {
 		roll = rng_next(&rng) % 100;
-		i = rng_next(&rng) % MODEL_POOL;
+		i = rng_next(&rng) % pool;
 		if (roll < 45) {
 			if (ents[i].linked)
 				continue;
@@ -119,7 +125,11 @@ ParameterizedTest(struct model_param *param, match, mlist_model)
 			source = rng_next(&rng) % 16 ? rng_next(&rng) % 4 :
 						       P4E_ID_ANY;
 			model_accept(&rng, &ctx);
-			want = ref_match(MODEL_POOL, bits, source,
+			if (mlist.count <= mlist.walk_max)
+				walked++;
+			else
+				looked_up++;
+			want = ref_match(pool, bits, source,
 					 ctx.modulo ? &ctx : NULL);
 			got = ent_of(p4e_mlist_match(&mlist, bits, source,
 					ctx.modulo ? accept_ent : NULL, &ctx));
@@ -134,12 +144,16 @@ ParameterizedTest(struct model_param *param, match, mlist_model)
 				ent_remove(got);
 		}
 	}
-	for (i = 0, nlinked = 0; i < MODEL_POOL; i++)
+	for (i = 0, nlinked = 0; i < pool; i++)
 		nlinked += ents[i].linked;
 	cr_assert_eq(mlist.count, nlinked);
-	if (param->mode == 1)
+	if (param->mode == 1 && !param->pool)
 		cr_assert(!p4u_list_empty(&mlist.slow) || !param->matching,
 			  "the large pool should overflow the tables");
+	if (param->pool && param->matching)
+		cr_assert(walked > 1000 && looked_up > 1000,
+			  "%u matches walked, %u looked up: the test did not "
+			  "test both", walked, looked_up);
 }
 
 ParameterizedTestParameters(match, uindex_model)
