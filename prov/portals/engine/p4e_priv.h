@@ -10,7 +10,8 @@
  *   p4e_copy.c    payload copies            p4e_ini_post.c  posting
  *   p4e_tgt.c     target side               p4e_tgt_op.c  target operations
  *   p4e_fc.c      sequences, acceptance, acknowledgements, flow control
- *   p4e_match.c   list and header indexes (p4e_match.h)
+ *   p4e_match.c   entry-list index          p4e_uindex.c  header index
+ *                 (both: p4e_match.h, hashing p4e_match_hash.h)
  *   p4e_atomic.c  atomic operations (p4e_atomic.h)
  *   p4e_wire.c    the wire codec (include/p4_wire.h)
  *
