@@ -3,12 +3,13 @@
  * the hash tables both matching structures use; the unexpected-header
  * index (struct p4e_uindex) is p4e_uindex.c.
  *
- * Both give exactly the answer of a linear Portals list walk (first match
- * in append / arrival order) without walking, for the masks consumers
- * actually use (docs/design.md §6); a list of a few entries is walked. What lives elsewhere: the entries and
- * headers themselves (p4e_me.c), permissions, truncation and
- * events (the target state machine), which reach in only through the
- * accept() predicates.
+ * The lists and the index both give exactly the answer of a linear
+ * Portals list walk (first match in append / arrival order) without
+ * walking, for the masks consumers actually use (docs/design.md §6); a
+ * list of a few entries is walked.
+ * What lives elsewhere: the entries and headers themselves (p4e_me.c),
+ * permissions, truncation and events (the target state machine), which
+ * reach in only through the accept() predicates.
  *
  * The order argument every lookup relies on: p4u_hash keeps nodes of equal
  * hash in insertion order, entries are inserted in append order (seq

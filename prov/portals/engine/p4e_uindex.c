@@ -2,7 +2,9 @@
  * p4e_uindex.c - the unexpected-header index (struct p4e_uindex): the
  * headers of messages that matched the overflow list, found by an
  * appended entry in arrival order without walking them (docs/design.md
- * §6.2). Its hashes are those of the entry lists (p4e_match_hash.h).
+ * §6.2). Its hashes are those of the entry lists (p4e_match_hash.h), and
+ * so is the argument that a bucket walk finds the first in order
+ * (p4e_match.c).
  */
 #include <config.h>
 

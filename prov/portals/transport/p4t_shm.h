@@ -101,8 +101,9 @@
  * milliseconds; but a process that did not progress for
  * P4T_SHM_CMA_STARVED_NS (descheduled: more processes than cores) reads
  * up to P4T_SHM_CMA_STARVED_STEP per call, or it would move a step per
- * scheduler round while the sender spins waiting for it; an exposure unexposed while a push is being read, or a
- * pull streamed, refuses the rest (-FI_EACCES at the other end). No
+ * scheduler round while the sender spins waiting for it; an exposure
+ * unexposed while a push is being read, or a pull streamed, refuses the
+ * rest (-FI_EACCES at the other end). No
  * process writes into another, so nothing a late copy does can land in
  * memory its owner has taken back. A pull
  * granted just before the owner unexposes may still read the old bytes
@@ -198,8 +199,8 @@ struct p4t_shm_stats {
 	uint64_t pulls;			/* posted here */
 	uint64_t pushes;
 	uint64_t cma_reads;		/* process_vm_readv calls */
-	uint64_t cma_starved;		/* reads after P4T_SHM_CMA_STARVED_NS
-					 * without progress */
+	uint64_t cma_starved;		/* read calls after a pause of
+					 * P4T_SHM_CMA_STARVED_NS */
 	uint64_t cma_bytes;
 	uint64_t cma_refused;		/* EPERM / ENOSYS: link to the ring */
 	uint64_t ring_rma_bytes;	/* RMA bytes copied through the ring */

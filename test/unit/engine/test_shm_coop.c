@@ -217,8 +217,8 @@ SHM_TEST(cross_memory_reads_leave_the_front_to_a_streaming_owner)
 	int calls;
 
 	big_pull_granted(&p, 4);
-	p4t_shm_set_starved_ns(sa.iface, UINT64_MAX);	/* pauses of a loaded
-							 * machine: no matter */
+	/* pauses of a loaded machine must not lift the cap */
+	p4t_shm_set_starved_ns(sa.iface, UINT64_MAX);
 	(void)p4t_progress(sa.iface, 64);	/* read: the grant, the chunks */
 	cr_assert_gt(stats_of(&sa).ring_rma_bytes, 0);
 	for (calls = 0; find_ctx(&sa, p.dst) < 0; calls++) {
