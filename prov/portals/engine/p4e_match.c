@@ -309,21 +309,6 @@ p4e_mlist_slow_match(struct p4e_mlist *list, uint64_t bits, uint32_t source,
 	return NULL;
 }
 
-/* Non-matching list: every entry matches; the first accepted wins. */
-static struct p4e_mentry *
-p4e_mlist_first(struct p4e_mlist *list, p4e_mentry_accept_func_t accept,
-		void *ctx)
-{
-	struct p4e_mentry *entry;
-
-	p4u_list_foreach_entry(&list->order, entry, struct p4e_mentry, order) {
-		list->examined++;
-		if (!accept || accept(entry, ctx))
-			return entry;
-	}
-	return NULL;
-}
-
 /*
  * The hashes a lookup probes in each table (id/wild: whether it probes).
  * Computed first and their bucket heads prefetched, so that the cache
@@ -362,7 +347,10 @@ static void p4e_mlist_probes(struct p4e_mlist *list, uint64_t bits,
 	}
 }
 
-/* A short list (P4E_MLIST_WALK_MAX): the first fit in append order. */
+/*
+ * The first fit that accept() takes, in append order: for a non-matching
+ * list (LEs: every entry fits) and a short one (P4E_MLIST_WALK_MAX).
+ */
 static struct p4e_mentry *
 p4e_mlist_walk(struct p4e_mlist *list, uint64_t bits, uint32_t source,
 	       p4e_mentry_accept_func_t accept, void *ctx)
@@ -371,7 +359,7 @@ p4e_mlist_walk(struct p4e_mlist *list, uint64_t bits, uint32_t source,
 
 	p4u_list_foreach_entry(&list->order, entry, struct p4e_mentry, order) {
 		list->examined++;
-		if (p4e_mentry_fits(entry, bits, source) &&
+		if ((!list->matching || p4e_mentry_fits(entry, bits, source)) &&
 		    (!accept || accept(entry, ctx)))
 			return entry;
 	}
@@ -388,9 +376,7 @@ struct p4e_mentry *p4e_mlist_match(struct p4e_mlist *list, uint64_t bits,
 	struct p4e_mtable *table;
 	unsigned i;
 
-	if (!list->matching)
-		return p4e_mlist_first(list, accept, ctx);
-	if (list->count <= list->walk_max)
+	if (!list->matching || list->count <= list->walk_max)
 		return p4e_mlist_walk(list, bits, source, accept, ctx);
 
 	p4e_mlist_probes(list, bits, source, probes);
