@@ -228,7 +228,12 @@ struct p4t_ops {
 	 * and gets no conn_failed; the peer's end does.
 	 */
 	void (*conn_close)(struct p4t_iface *iface, struct p4t_conn *conn);
-	/* Do up to budget units of work; returns how much was done. */
+	/*
+	 * Do up to budget units of work; returns how much was done. Fair
+	 * between links: one that always has a budget's worth waiting does
+	 * not keep the others unread (the next call starts where the budget
+	 * ran out; a link found readable past it still gets one message).
+	 */
 	int (*progress)(struct p4t_iface *iface, int budget);
 	/* Write what P4T_SEND_BATCH sends left waiting (no upcall). */
 	void (*flush)(struct p4t_iface *iface);

@@ -196,8 +196,13 @@ static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
 	*settling = !p4u_list_empty(&iface->pend);
 	p4u_list_foreach_entry_safe(&iface->conns, conn, tmp,
 				    struct p4t_shm_conn, node) {
-		if (done >= budget)
+		if (done >= budget) {
+			/* the next call starts here: a link that always has
+			 * a budget's worth waiting must not starve the rest */
+			p4u_list_remove(&iface->conns);
+			p4u_list_insert_before(&conn->node, &iface->conns);
 			break;
+		}
 		if (conn->state != P4T_SHM_CONN_UP)
 			*settling = true;
 		done += p4t_shm_ring_rx(conn, P4U_MIN(budget - done,

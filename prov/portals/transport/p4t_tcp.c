@@ -154,10 +154,12 @@ static int p4t_tcp_epoll_run(struct p4t_tcp_iface *iface, int budget)
 
 	iface->stats.epoll_calls++;
 	n = epoll_wait(iface->epfd, evs, P4T_TCP_EPOLL_EVENTS, 0);
+	/* a readable link gets a message even past the budget: links that
+	 * fill it before the others are asked must not starve them */
 	for (i = 0; i < n; i++)
 		done += p4t_tcp_sock_event(iface, evs[i].data.ptr,
 					   evs[i].events,
-					   budget > done ? budget - done : 0);
+					   budget > done ? budget - done : 1);
 	return done;
 }
 
@@ -194,12 +196,13 @@ static int p4t_tcp_poll_links(struct p4t_tcp_iface *iface,
 	}
 	if (!m || poll(pfd, (nfds_t)m, 0) <= 0)
 		return 0;
+	/* past the budget, one message each (as epoll_run) */
 	for (i = 0; i < m; i++)
 		if (pfd[i].revents)	/* POLL* and EPOLL* bits are the same */
 			done += p4t_tcp_sock_event(iface, which[i]->sock,
 						   (uint32_t)pfd[i].revents,
 						   budget > done ?
-						   budget - done : 0);
+						   budget - done : 1);
 	return done;
 }
 
@@ -221,7 +224,7 @@ static int p4t_tcp_poll_links(struct p4t_tcp_iface *iface,
  */
 static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 {
-	struct p4t_tcp_conn *snap[P4T_TCP_DIRECT_LINKS], *conn;
+	struct p4t_tcp_conn *snap[P4T_TCP_DIRECT_LINKS], *conn, *next = NULL;
 	size_t i, n = 0;
 	bool idle = false;
 	int done = 0;
@@ -243,6 +246,15 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 				idle = true;
 			else if (done < budget)
 				done += p4t_tcp_conn_rx(conn, budget - done);
+			else if (!next)
+				next = conn;
+		}
+		/* the first link left unread goes first next time: one
+		 * that always fills the budget must not starve the rest */
+		if (next && p4u_list_node_linked(&next->active)) {
+			p4u_list_remove(&iface->established);
+			p4u_list_insert_before(&next->active,
+					       &iface->established);
 		}
 		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
 		    p4u_list_empty(&iface->pending) && !iface->naccepted &&
@@ -320,8 +332,12 @@ static int p4t_tcp_progress(struct p4t_iface *iface_, int budget)
 	done = p4t_tcp_events_run(iface, budget);
 	if (done < budget)
 		done += p4t_tcp_self_run(iface, budget - done);
+	/* staged messages get half of what is left, the sockets the rest:
+	 * a link whose reads keep a budget's worth staged must not keep
+	 * the others' sockets unread */
 	if (done < budget)
-		done += p4t_tcp_backlog_run(iface, budget - done);
+		done += p4t_tcp_backlog_run(iface, budget - done -
+						   (budget - done) / 2);
 	done += p4t_tcp_io_run(iface, budget > done ? budget - done : 0);
 	if (done < budget)
 		done += p4t_tcp_events_run(iface, budget - done);

@@ -376,4 +376,43 @@ static inline bool fd_readable(struct p4t_iface *iface, int ms)
 	return poll(&pfd, 1, ms) == 1 && (pfd.revents & POLLIN);
 }
 
+/* ---- fairness between links ---------------------------------------------- */
+
+/*
+ * sa floods sc (x: 80 messages before each of sc's progress calls, more
+ * than its budget of 64 reads), and from call 10 on sb (y) sends one
+ * message per call: sb's first must arrive within 3 calls, and its later
+ * ones must keep coming (a link that always has a budget's worth waiting
+ * must not starve the others, whether they were idle or busy).
+ */
+static inline void xport_flood_fairness(struct p4t_conn *x, struct p4t_conn *y)
+{
+	uint32_t seq = 100, sent = 0, got = 0;
+	int call, first = -1, i;
+	size_t k;
+
+	side_forget(&sc);
+	for (call = 0; call < 50; call++) {
+		if (call >= 10) {
+			cr_assert_geq(send_seq(&sb, y, 100000 + sent, 1), 0);
+			sent++;
+		}
+		for (i = 0; i < 80; i++)
+			cr_assert_geq(send_seq(&sa, x, seq++, 1), 0);
+		(void)p4t_progress(sa.iface, 64);
+		(void)p4t_progress(sb.iface, 64);
+		(void)p4t_progress(sc.iface, 64);
+		for (k = 0; k < sc.nev; k++)
+			if (sc.ev[k].kind == UP_RECV &&
+			    sc.ev[k].seq >= 100000 && !got++)
+				first = call;
+		side_forget(&sc);
+	}
+	cr_expect(first >= 10 && first < 13,
+		  "sb's first message waited %d calls behind sa's flood",
+		  (first < 0 ? call : first) - 10);
+	cr_expect_geq(got + 3, sent, "sb sent %u during sa's flood, %u arrived",
+		      sent, got);
+}
+
 #endif /* P4T_XPORT_TEST_H */

@@ -552,3 +552,16 @@ SHM_TEST(ipv6_addresses)
 	cr_expect_eq(memcmp(&sb.ev[0].addr, &sa.addr, sa.addrlen), 0);
 	expect_msg(&sb.ev[1], 3, 3000);
 }
+
+/* A link that always has a budget's worth waiting starves no other. */
+SHM_TEST(a_flooding_link_does_not_starve_the_others)
+{
+	struct p4t_conn *x, *y, *in;
+
+	shm_side_open(&sc, 0);
+	/* sa's link comes up first: the first sc reads */
+	x = link_up(&sa, &sc, &in);
+	y = link_up(&sb, &sc, &in);
+	pump_quiet(20);
+	xport_flood_fairness(x, y);
+}

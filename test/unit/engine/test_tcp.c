@@ -441,3 +441,16 @@ TCP_TEST(wait_fd_wakes_a_blocked_waiter)
 	cr_expect(fd_readable(sb.iface, 0));
 	PUMP_UNTIL(count(&sb, UP_RECV) == 2);
 }
+
+/* A link that always has a budget's worth waiting starves no other. */
+TCP_TEST(a_flooding_link_does_not_starve_the_others)
+{
+	struct p4t_conn *x, *y, *in;
+
+	side_open(&sc, 0);
+	/* sa's link comes up first: the first sc reads */
+	x = link_up(&sa, &sc, &in);
+	y = link_up(&sb, &sc, &in);
+	pump_quiet(20);
+	xport_flood_fairness(x, y);
+}
