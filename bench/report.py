@@ -475,7 +475,9 @@ def main():
                    "`bench/match_bench` times the matching structures "
                    "alone, `bench/eng_bench` the whole engine on its "
                    "in-process loop transport (no sockets). Thread CPU "
-                   "time; the sizes of a row are run in turn.\n")
+                   "time; the sizes of a row are run in turn. "
+                   "`bench/shm_bench` (wall clock) the shared-memory "
+                   "transport with idle links.\n")
         with open(engine) as fh:
             out.append(fh.read())
     notes = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -13,7 +13,7 @@
 #      test_native_data, test_native_wait, test_native_abort;
 #      test/unit/util test_list, test_log;
 #      test/unit/engine test_loop, test_eng_atomic_rules, and of
-#      test_atomic its one threaded test. Criterion's runner cannot start
+#      test_atomic and test_shm_bell their one threaded test. Criterion's runner cannot start
 #      under TSan on its own (its sandbox maps its arena where TSan keeps
 #      shadow memory): tsan_criterion.c, preloaded, moves that arena;
 #   3. every fabtests-ext program with -a (FI_PROGRESS_AUTO): the
@@ -67,6 +67,7 @@ test/unit/util/test_log
 test/unit/engine/test_loop
 test/unit/engine/test_eng_atomic_rules
 test/unit/engine/test_atomic atomic/two_thread_sums
+test/unit/engine/test_shm_bell shm_bell/two_producer_threads_ring_one_consumer
 "
 units=$(echo "$units_filtered" | awk 'NF { print $1 }')
 

@@ -183,7 +183,11 @@ static void p4t_shm_reap(struct p4t_shm_iface *iface)
 	}
 }
 
-/* *settling: a link is still being made (its socket has news soon). */
+/*
+ * *settling: a link is still being made (its socket has news soon). Few
+ * links: every ring is read; more: those the doorbells name
+ * (p4t_shm_bell.c).
+ */
 static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
 			     bool *settling)
 {
@@ -194,6 +198,8 @@ static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
 				    struct p4t_shm_conn, backlog)
 		done += p4t_shm_txq_drain(conn);
 	*settling = !p4u_list_empty(&iface->pend);
+	if (p4t_shm_bells_due(iface))
+		return done + p4t_shm_bells_run(iface, budget, done, settling);
 	p4u_list_foreach_entry_safe(&iface->conns, conn, tmp,
 				    struct p4t_shm_conn, node) {
 		if (done >= budget) {
@@ -205,6 +211,7 @@ static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
 		}
 		if (conn->state != P4T_SHM_CONN_UP)
 			*settling = true;
+		iface->stats.ring_polls++;
 		done += p4t_shm_ring_rx(conn, P4U_MIN(budget - done,
 						      P4T_SHM_READS));
 	}
@@ -393,6 +400,7 @@ static void p4t_shm_iface_free(struct p4t_shm_iface *iface)
 		close(iface->wake_fd);
 	if (iface->epfd >= 0)
 		close(iface->epfd);
+	p4t_shm_inbox_close(iface);
 	p4u_hash_fini(&iface->by_addr);
 	p4u_pool_fini(&iface->mems);
 	p4u_pool_fini(&iface->rmas);
@@ -408,6 +416,7 @@ static void p4t_shm_iface_init(struct p4t_shm_iface *iface,
 
 	iface->base.ops = &p4t_shm_ops;
 	iface->listen_fd = iface->epfd = iface->efd = iface->wake_fd = -1;
+	iface->inbox_fd = -1;
 	iface->w_listen.kind = P4T_SHM_W_LISTEN;
 	iface->w_events.kind = P4T_SHM_W_EVENTS;
 	iface->w_wake.kind = P4T_SHM_W_WAKE;
@@ -432,6 +441,11 @@ static void p4t_shm_iface_init(struct p4t_shm_iface *iface,
 	p4u_list_init(&iface->dead_pend);
 	p4u_list_init(&iface->evq);
 	p4u_list_init(&iface->cma_reads);
+	p4u_list_init(&iface->rescan);
+	iface->bell_links = P4T_SHM_BELL_LINKS;
+	iface->bell_full = P4T_SHM_BELL_FULL;
+	iface->bell_hot_calls = P4T_SHM_BELL_HOT;
+	iface->bell_ring = true;
 	iface->cma_gen = 0;
 	iface->cma_starved_ns = P4T_SHM_CMA_STARVED_NS;
 }
@@ -476,6 +490,8 @@ static int p4t_shm_iface_open(const struct p4t_iface_config *cfg,
 		ret = p4t_shm_pools_init(iface);
 	if (!ret)
 		ret = p4t_shm_fds_open(iface);
+	if (!ret)
+		ret = p4t_shm_inbox_open(iface);
 	if (ret) {
 		p4u_info(P4U_LOG_TRANSPORT, "shm: iface open failed: %s",
 			 fi_strerror(-ret));
@@ -514,7 +530,8 @@ static void p4t_shm_iface_close(struct p4t_iface *iface_)
 	p4u_info(P4U_LOG_TRANSPORT, "shm: @%s closing: %llu messages sent, "
 		 "%llu received (%llu in place); %llu pulls, %llu pushes, "
 		 "%llu KiB by cross-memory attach (%llu read steps after a "
-		 "stall), %llu KiB through the ring; %llu wake-ups sent",
+		 "stall), %llu KiB through the ring; %llu wake-ups sent; "
+		 "%llu ring reads, %llu of them rung, %llu calls read all",
 		 iface->name + 1,
 		 (unsigned long long)iface->stats.msgs_sent,
 		 (unsigned long long)iface->stats.msgs_recv,
@@ -524,7 +541,10 @@ static void p4t_shm_iface_close(struct p4t_iface *iface_)
 		 (unsigned long long)(iface->stats.cma_bytes >> 10),
 		 (unsigned long long)iface->stats.cma_starved,
 		 (unsigned long long)(iface->stats.ring_rma_bytes >> 10),
-		 (unsigned long long)iface->stats.wakeups_sent);
+		 (unsigned long long)iface->stats.wakeups_sent,
+		 (unsigned long long)iface->stats.ring_polls,
+		 (unsigned long long)iface->stats.bell_polls,
+		 (unsigned long long)iface->stats.full_polls);
 	iface->closing = true;
 	p4u_list_foreach_entry_safe(&iface->conns, conn, ctmp,
 				    struct p4t_shm_conn, node)
@@ -655,6 +675,19 @@ void p4t_shm_set_cma(struct p4t_iface *iface_, bool on)
 
 	if (iface)
 		iface->cma = on;
+}
+
+void p4t_shm_set_bells(struct p4t_iface *iface_, unsigned links,
+		       unsigned full, unsigned hot, bool ring)
+{
+	struct p4t_shm_iface *iface = p4t_shm_hook_iface(iface_);
+
+	if (!iface)
+		return;
+	iface->bell_links = links;
+	iface->bell_full = full;
+	iface->bell_hot_calls = hot;
+	iface->bell_ring = ring;
 }
 
 void p4t_shm_set_starved_ns(struct p4t_iface *iface_, uint64_t ns)

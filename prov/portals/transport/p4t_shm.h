@@ -25,19 +25,21 @@
  *
  * Links: the connector creates the link's segment (memfd_create, sealed
  * size, mapped shared) and sends HELLO (its stamped address, pid,
- * auth_key, session, the segment and its iface's eventfd, SCM_RIGHTS)
+ * auth_key, session, the segment, its iface's eventfd and doorbell
+ * page with the link's slot in it, SCM_RIGHTS)
  * on the connection, which stays open for the link's lifetime: the
  * peer's exit, kill -9 included, is seen as EOF. The link carries
  * messages at once: they wait in the ring until the acceptor maps it.
  * The acceptor checks magic, version, auth_key and credentials, maps the
- * segment, makes conn_new and answers HELLO_ACK (its session, pid and
- * eventfd), after an INFO first in its ring (whether it can read the
- * connector's memory). Each end refuses a peer's wake-up descriptor that
- * is not non-blocking (a HELLO with it is refused, a HELLO_ACK fails the
- * link as malformed): progress writes it whenever the peer asks, and a
- * blocking one could stop it there. A refusal (auth_key, conn_new)
- * closes the connection and the connector's link fails with
- * -FI_ECONNREFUSED.
+ * segment, makes conn_new and answers HELLO_ACK (its session, pid,
+ * eventfd, doorbell page and slot), after an INFO first in its ring
+ * (whether it can read the connector's memory). Each end refuses a peer's
+ * wake-up descriptor that is not non-blocking (a HELLO with it is refused,
+ * a HELLO_ACK fails the link as malformed): progress writes it whenever
+ * the peer asks, and a blocking one could stop it there; so is a doorbell
+ * page that is not a sealed file of one page, or a slot past
+ * P4T_SHM_BELLS. A refusal (auth_key, conn_new) closes the connection and
+ * the connector's link fails with -FI_ECONNREFUSED.
  * When both ends connect at once, the link made by the end with the
  * lower address (bytes of the cleared sockaddr; IPv4 before IPv6) is
  * kept: the other end's HELLO is answered with BYE, unread, and that end
@@ -55,6 +57,20 @@
  * wrap (a pad record fills the end); a frame larger than
  * P4T_SHM_FRAG_MAX is cut into records and reassembled into one buffer;
  * a frame in one record is handed to recv in place, in the ring.
+ *
+ * Reading: progress reads every link's ring while there are at most
+ * P4T_SHM_BELL_LINKS links. With more, each process has a doorbell page
+ * (struct p4t_shm_inbox, a sealed memfd handed over in HELLO and HELLO_ACK
+ * with the slot of the link): a producer sets its link's bit after it
+ * published records, and a call reads only the rings whose bit it took (an
+ * atomic AND of each word with bits set), the links that are not up yet or
+ * have no slot (past P4T_SHM_BELLS), those a call left records in, and for
+ * P4T_SHM_BELL_HOT calls those that brought records (their bits left set,
+ * so an active peer pays no bell, which costs a cache line transfer per
+ * message); every P4T_SHM_BELL_FULL-th call reads all, so a peer that
+ * clears bits it does not own delays the others by no more than that.
+ * Links are served in turn: a link that fills each call's budget does not
+ * keep the others unread.
  *
  * Wake-ups: wait_fd is an epoll set of the listener, the links' sockets,
  * an eventfd for the iface's own deferred work and the eventfd peers
@@ -168,6 +184,17 @@
 /* accepted sockets waiting for their HELLO; past it the oldest is closed
  * (a peer's HELLO follows its connect at once: only silent ones wait) */
 #define P4T_SHM_PENDING_MAX	256
+/* doorbells: with more live links than P4T_SHM_BELL_LINKS a progress call
+ * reads only the rings whose bell rang (and those it must: new links,
+ * rings it left records in), and every P4T_SHM_BELL_FULL-th call all */
+#define P4T_SHM_BELLS		4096	/* slots per process; links past
+					 * them are read every call */
+#define P4T_SHM_BELL_LINKS	2
+#define P4T_SHM_BELL_FULL	64
+/* a link that brought records is read directly for this many calls
+ * more: the bell costs a cache line transfer per message, an active
+ * peer's ring read costs a few ns a call */
+#define P4T_SHM_BELL_HOT	4096
 #define P4T_SHM_RETRY_MIN_MS	1
 #define P4T_SHM_RETRY_MAX_MS	100
 
@@ -208,6 +235,10 @@ struct p4t_shm_stats {
 	uint64_t coop_streams;		/* peers' pulls streamed here too */
 	uint64_t rma_refused;		/* requests refused by the owner (here) */
 	uint64_t links;			/* live links now */
+	uint64_t ring_polls;		/* rings read by progress */
+	uint64_t bell_polls;		/* ... because their bell rang */
+	uint64_t full_polls;		/* calls that read every ring while
+					 * there were doorbells */
 };
 
 /* Fill stats for an iface of p4t_shm_ops: 0, or -FI_EINVAL. */
@@ -222,5 +253,10 @@ int p4t_shm_stats(struct p4t_iface *iface, struct p4t_shm_stats *stats);
 void p4t_shm_set_cma(struct p4t_iface *iface, bool on);
 void p4t_shm_set_queue_limit(struct p4t_iface *iface, size_t bytes);
 void p4t_shm_set_starved_ns(struct p4t_iface *iface, uint64_t ns);
+/* Doorbells from more than links links, every full-th call reading all
+ * rings (0: never), a link that brought records read directly for hot
+ * calls more (0: never); ring: whether this iface rings its peers' bells. */
+void p4t_shm_set_bells(struct p4t_iface *iface, unsigned links,
+		       unsigned full, unsigned hot, bool ring);
 
 #endif /* P4T_SHM_H */

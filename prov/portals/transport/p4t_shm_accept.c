@@ -11,13 +11,11 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <rdma/fi_errno.h>
 
@@ -29,17 +27,15 @@ static int p4t_shm_seg_map(int fd, const struct p4t_shm_hs *hs,
 {
 	size_t size = p4t_shm_seg_bytes();
 	struct p4t_shm_seg *seg;
-	struct stat st;
-	int seals;
+	void *map;
+	int ret;
 
-	seals = fcntl(fd, F_GET_SEALS);
-	if (fstat(fd, &st) || (uint64_t)st.st_size != size ||
-	    hs->seg_size != size || hs->ring_size != P4T_SHM_RING ||
-	    seals < 0 || !(seals & F_SEAL_SHRINK))
+	if (hs->seg_size != size || hs->ring_size != P4T_SHM_RING)
 		return -FI_EINVAL;
-	seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (seg == MAP_FAILED)
-		return -errno;
+	ret = p4t_shm_memfd_map(fd, size, &map);
+	if (ret)
+		return ret;
+	seg = map;
 	if (seg->magic != P4T_SHM_MAGIC || seg->version != P4T_SHM_VERSION ||
 	    seg->size != size || seg->ring_size != P4T_SHM_RING ||
 	    seg->ring_off[0] != P4T_SHM_HDR_PAGE ||
@@ -58,19 +54,24 @@ static int p4t_shm_ack_send(struct p4t_shm_conn *conn)
 	struct p4t_shm_iface *iface = conn->iface;
 	struct p4t_shm_hs hs;
 
+	int fds[2] = { iface->wake_fd, iface->inbox_fd };
+
 	p4t_shm_hs_fill(iface, P4T_SHM_HS_ACK, &hs);
 	hs.reads_peer = conn->cma;
-	return p4t_shm_hs_send(conn->fd, &hs, &iface->wake_fd, 1);
+	hs.bell = (uint32_t)conn->bell;
+	return p4t_shm_hs_send(conn->fd, &hs, fds, 2);
 }
 
 /* What the acceptor learns of the connector from its HELLO. */
 static void p4t_shm_conn_peer(struct p4t_shm_conn *conn, int fd, int wake,
+			      struct p4t_shm_inbox *inbox,
 			      struct p4t_shm_seg *seg,
 			      const struct ucred *cred,
 			      const struct p4t_shm_hs *hs)
 {
 	conn->fd = fd;
 	conn->peer_wake = wake;
+	p4t_shm_bell_peer(conn, inbox, hs->bell);
 	conn->peer_pid = cred->pid;
 	conn->peer_session = hs->session;
 	conn->has_session = true;
@@ -123,6 +124,7 @@ static void p4t_shm_accept_failed(struct p4t_shm_conn *conn, int ret)
  * into its segment, in order.
  */
 static void p4t_shm_conn_adopt(struct p4t_shm_conn *conn, int fd, int wake,
+			       struct p4t_shm_inbox *inbox,
 			       struct p4t_shm_seg *seg,
 			       const struct ucred *cred,
 			       const struct p4t_shm_hs *hs)
@@ -138,7 +140,7 @@ static void p4t_shm_conn_adopt(struct p4t_shm_conn *conn, int fd, int wake,
 	free(conn->rxa.buf);
 	memset(&conn->rxa, 0, sizeof(conn->rxa));
 	conn->cma = iface->cma;
-	p4t_shm_conn_peer(conn, fd, wake, seg, cred, hs);
+	p4t_shm_conn_peer(conn, fd, wake, inbox, seg, cred, hs);
 	ret = p4t_shm_info_send(conn);
 	if (!ret)
 		ret = p4t_shm_ring_take_lost(conn, &old);
@@ -159,7 +161,8 @@ static void p4t_shm_conn_adopt(struct p4t_shm_conn *conn, int fd, int wake,
 
 /* A new link from a peer: announced to the engine, then acknowledged. */
 static void p4t_shm_conn_accepted(struct p4t_shm_iface *iface, int fd,
-				  int wake, struct p4t_shm_seg *seg,
+				  int wake, struct p4t_shm_inbox *inbox,
+				  struct p4t_shm_seg *seg,
 				  const struct ucred *cred,
 				  const struct p4t_shm_hs *hs,
 				  const struct sockaddr_storage *ss,
@@ -174,12 +177,13 @@ static void p4t_shm_conn_accepted(struct p4t_shm_iface *iface, int fd,
 	conn = p4t_shm_conn_create(iface, ss, len);
 	if (!conn) {
 		munmap(seg, p4t_shm_seg_bytes());
+		munmap(inbox, P4T_SHM_INBOX_BYTES);
 		close(wake);
 		close(fd);
 		return;
 	}
 	conn->cma = iface->cma;
-	p4t_shm_conn_peer(conn, fd, wake, seg, cred, hs);
+	p4t_shm_conn_peer(conn, fd, wake, inbox, seg, cred, hs);
 	conn->state = P4T_SHM_CONN_UP;
 	iface->stats.accepts++;
 	if (p4t_shm_info_send(conn)) {
@@ -205,12 +209,14 @@ static void p4t_shm_conn_accepted(struct p4t_shm_iface *iface, int fd,
 
 /* Refuse a HELLO: nothing of its segment is read. */
 static void p4t_shm_hello_refuse(struct p4t_shm_iface *iface, int fd,
-				 int wake, struct p4t_shm_seg *seg,
-				 uint8_t why)
+				 int wake, struct p4t_shm_inbox *inbox,
+				 struct p4t_shm_seg *seg, uint8_t why)
 {
 	p4t_shm_bye(fd, iface, why);
 	if (seg)
 		munmap(seg, p4t_shm_seg_bytes());
+	if (inbox)
+		munmap(inbox, P4T_SHM_INBOX_BYTES);
 	if (wake >= 0)
 		close(wake);
 	close(fd);
@@ -218,10 +224,12 @@ static void p4t_shm_hello_refuse(struct p4t_shm_iface *iface, int fd,
 
 static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 			     const struct ucred *cred,
-			     const struct p4t_shm_hs *hs, int memfd, int wake)
+			     const struct p4t_shm_hs *hs, int memfd, int wake,
+			     int bells)
 {
 	struct p4t_shm_conn *old;
 	struct p4t_shm_seg *seg = NULL;
+	struct p4t_shm_inbox *inbox = NULL;
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int ret;
@@ -229,7 +237,8 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 	if (hs->auth_key != iface->auth_key) {
 		iface->stats.auth_refused++;
 		close(memfd);
-		p4t_shm_hello_refuse(iface, fd, wake, NULL,
+		close(bells);
+		p4t_shm_hello_refuse(iface, fd, wake, NULL, NULL,
 				     P4T_SHM_BYE_REFUSED);
 		return;
 	}
@@ -240,11 +249,14 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 		     !p4t_shm_wake_fd_ok(wake)))
 		ret = -FI_EINVAL;
 	if (!ret)
+		ret = p4t_shm_bell_map(bells, hs->bell, &inbox);
+	if (!ret)
 		ret = p4t_shm_seg_map(memfd, hs, &seg);
 	close(memfd);
+	close(bells);
 	if (ret) {
 		iface->stats.malformed++;
-		p4t_shm_hello_refuse(iface, fd, wake, NULL,
+		p4t_shm_hello_refuse(iface, fd, wake, inbox, NULL,
 				     P4T_SHM_BYE_REFUSED);
 		return;
 	}
@@ -259,17 +271,17 @@ static void p4t_shm_hello_in(struct p4t_shm_iface *iface, int fd,
 	    p4t_shm_addr_cmp(&iface->key, iface->addrlen, &ss, len) < 0) {
 		/* both connected: the lower address's link is kept */
 		iface->stats.collisions++;
-		p4t_shm_hello_refuse(iface, fd, wake, seg,
+		p4t_shm_hello_refuse(iface, fd, wake, inbox, seg,
 				     P4T_SHM_BYE_COLLISION);
 		return;
 	}
 	if (old && old->outgoing && old->state != P4T_SHM_CONN_UP) {
-		p4t_shm_conn_adopt(old, fd, wake, seg, cred, hs);
+		p4t_shm_conn_adopt(old, fd, wake, inbox, seg, cred, hs);
 		return;
 	}
 	if (old)	/* the peer made a new link: its old one is gone */
 		p4t_shm_conn_gone(old, -FI_ECONNRESET);
-	p4t_shm_conn_accepted(iface, fd, wake, seg, cred, hs, &ss, len);
+	p4t_shm_conn_accepted(iface, fd, wake, inbox, seg, cred, hs, &ss, len);
 }
 
 static void p4t_shm_pend_timeout(struct p4u_timer *timer, uint64_t now_ns)
@@ -301,14 +313,14 @@ void p4t_shm_pend_event(struct p4t_shm_pend *pend)
 	struct p4t_shm_hs hs;
 	struct ucred cred = pend->cred;
 	size_t nfds;
-	int fds[2], fd, ret;
+	int fds[3], fd, ret;
 
 	if (pend->fd < 0)
 		return;
-	ret = p4t_shm_hs_recv(pend->fd, &hs, fds, 2, &nfds);
+	ret = p4t_shm_hs_recv(pend->fd, &hs, fds, 3, &nfds);
 	if (ret == -EAGAIN || ret == -EWOULDBLOCK)
 		return;
-	if (ret <= 0 || hs.type != P4T_SHM_HS_HELLO || nfds != 2) {
+	if (ret <= 0 || hs.type != P4T_SHM_HS_HELLO || nfds != 3) {
 		while (nfds)
 			close(fds[--nfds]);
 		if (ret != 0)
@@ -320,7 +332,7 @@ void p4t_shm_pend_event(struct p4t_shm_pend *pend)
 	(void)epoll_ctl(iface->epfd, EPOLL_CTL_DEL, fd, NULL);
 	pend->fd = -1;
 	p4t_shm_pend_close(pend);
-	p4t_shm_hello_in(iface, fd, &cred, &hs, fds[0], fds[1]);
+	p4t_shm_hello_in(iface, fd, &cred, &hs, fds[0], fds[1], fds[2]);
 }
 
 void p4t_shm_accept(struct p4t_shm_iface *iface)

@@ -175,14 +175,14 @@ void p4t_shm_seg_init(struct p4t_shm_seg *seg, size_t size)
 	seg->ring_off[1] = P4T_SHM_HDR_PAGE + P4T_SHM_RING;
 }
 
-/* An anonymous segment, its size sealed (the peer maps it whole). */
-static int p4t_shm_seg_create(struct p4t_shm_conn *conn)
+/* An anonymous file of size bytes, its size sealed, mapped shared. */
+int p4t_shm_memfd_make(const char *name, size_t size, int *fd_p,
+		       void **map_p)
 {
-	size_t size = p4t_shm_seg_bytes();
-	struct p4t_shm_seg *seg;
+	void *map;
 	int fd, ret;
 
-	fd = memfd_create("portals-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)size) ||
@@ -191,14 +191,48 @@ static int p4t_shm_seg_create(struct p4t_shm_conn *conn)
 		close(fd);
 		return ret;
 	}
-	seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (seg == MAP_FAILED) {
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
 		ret = -errno;
 		close(fd);
 		return ret;
 	}
-	p4t_shm_seg_init(seg, size);
-	conn->seg = seg;
+	*fd_p = fd;
+	*map_p = map;
+	return 0;
+}
+
+/* Map a peer's file of size bytes, once sure it cannot shrink under us
+ * (a shrunk file would fault our reads). */
+int p4t_shm_memfd_map(int fd, size_t size, void **map_p)
+{
+	struct stat st;
+	void *map;
+	int seals;
+
+	seals = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) || (uint64_t)st.st_size != size || seals < 0 ||
+	    !(seals & F_SEAL_SHRINK))
+		return -FI_EINVAL;
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	*map_p = map;
+	return 0;
+}
+
+/* An anonymous segment, its size sealed (the peer maps it whole). */
+static int p4t_shm_seg_create(struct p4t_shm_conn *conn)
+{
+	size_t size = p4t_shm_seg_bytes();
+	void *map;
+	int fd, ret;
+
+	ret = p4t_shm_memfd_make("portals-shm", size, &fd, &map);
+	if (ret)
+		return ret;
+	p4t_shm_seg_init(map, size);
+	conn->seg = map;
 	conn->seg_size = size;
 	conn->memfd = fd;
 	p4t_shm_ring_attach(conn, true);
@@ -229,7 +263,7 @@ int p4t_shm_hs_send(int fd, const struct p4t_shm_hs *hs,
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(3 * sizeof(int))];
 	} cm;
 	struct iovec iov = { .iov_base = (void *)hs, .iov_len = sizeof(*hs) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -363,6 +397,7 @@ struct p4t_shm_conn *p4t_shm_conn_create(struct p4t_shm_iface *iface,
 	p4u_list_init(&conn->coops);
 	p4u_timer_init(&conn->timer, p4t_shm_conn_timeout);
 	p4u_list_insert_tail(&iface->conns, &conn->node);
+	p4t_shm_bell_attach(conn);
 	p4u_hash_insert(&iface->by_addr, &conn->hnode,
 			p4t_shm_addr_hash(ss, len));
 	conn->hashed = true;
@@ -375,6 +410,7 @@ static void p4t_shm_conn_unmap(struct p4t_shm_conn *conn)
 	if (conn->seg)
 		munmap(conn->seg, conn->seg_size);
 	conn->seg = NULL;
+	p4t_shm_bell_unmap(conn);
 	free(conn->rxa.buf);
 	memset(&conn->rxa, 0, sizeof(conn->rxa));
 }
@@ -398,6 +434,7 @@ static void p4t_shm_conn_down(struct p4t_shm_conn *conn)
 		p4u_hash_remove(&iface->by_addr, &conn->hnode);
 	conn->hashed = false;
 	p4u_list_remove(&conn->backlog);
+	p4t_shm_bell_detach(conn);
 	p4t_shm_fd_close(iface, &conn->fd);
 	p4t_shm_fd_close(iface, &conn->memfd);
 	p4t_shm_fd_close(iface, &conn->peer_wake);
@@ -442,18 +479,20 @@ static int p4t_shm_conn_try(struct p4t_shm_conn *conn, struct ucred *cred_p)
 	return 0;
 }
 
-/* The connect went: send HELLO with the segment and our eventfd. */
+/* The connect went: send HELLO with the segment, our eventfd and our
+ * doorbells. */
 static int p4t_shm_conn_hello(struct p4t_shm_conn *conn,
 			      const struct ucred *cred)
 {
 	struct p4t_shm_iface *iface = conn->iface;
-	int fds[2] = { conn->memfd, iface->wake_fd };
+	int fds[3] = { conn->memfd, iface->wake_fd, iface->inbox_fd };
 	struct p4t_shm_hs hs;
 	int ret;
 
 	conn->peer_pid = cred->pid;
 	p4t_shm_hs_fill(iface, P4T_SHM_HS_HELLO, &hs);
-	ret = p4t_shm_hs_send(conn->fd, &hs, fds, 2);
+	hs.bell = (uint32_t)conn->bell;
+	ret = p4t_shm_hs_send(conn->fd, &hs, fds, 3);
 	if (!ret)
 		ret = p4t_shm_watch_add(iface, conn->fd, &conn->watch);
 	if (ret)
@@ -632,6 +671,8 @@ void p4t_shm_conn_step(struct p4t_shm_conn *conn,
 		break;
 	}
 	conn->state = next;
+	/* read its ring directly until it is up and empty */
+	p4t_shm_bell_rescan(conn);
 }
 
 static void p4t_shm_conn_timeout(struct p4u_timer *timer, uint64_t now_ns)
@@ -664,17 +705,22 @@ void p4t_shm_conn_gone(struct p4t_shm_conn *conn, int status)
 }
 
 static void p4t_shm_conn_ack(struct p4t_shm_conn *conn,
-			     const struct p4t_shm_hs *hs, int wake)
+			     const struct p4t_shm_hs *hs, int wake, int bells)
 {
 	struct p4t_shm_iface *iface = conn->iface;
 	struct p4t_shm_ctl info = { 0 };
+	struct p4t_shm_inbox *inbox = NULL;
 
-	if (hs->pid != (uint32_t)conn->peer_pid || !p4t_shm_wake_fd_ok(wake)) {
+	if (hs->pid != (uint32_t)conn->peer_pid || !p4t_shm_wake_fd_ok(wake) ||
+	    p4t_shm_bell_map(bells, hs->bell, &inbox)) {
 		close(wake);
+		close(bells);
 		iface->stats.malformed++;
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_EPROTO);
 		return;
 	}
+	close(bells);
+	p4t_shm_bell_peer(conn, inbox, hs->bell);
 	conn->peer_wake = wake;
 	conn->peer_session = hs->session;
 	conn->has_session = true;
@@ -687,7 +733,8 @@ static void p4t_shm_conn_ack(struct p4t_shm_conn *conn,
 	info.status = conn->cma;
 	if (p4t_shm_ctl_send(conn, P4T_SHM_F_INFO, &info, NULL, 0) < 0)
 		p4t_shm_conn_step(conn, P4T_SHM_IN_FAIL, -FI_ENOMEM);
-	/* written before the peer's eventfd was known: it may sleep */
+	/* written before the peer's eventfd and bell were known: it may
+	 * sleep, or read by its bells */
 	p4t_shm_ring_wake_peer(conn);
 }
 
@@ -696,10 +743,10 @@ void p4t_shm_conn_sock_event(struct p4t_shm_conn *conn)
 {
 	struct p4t_shm_hs hs;
 	size_t nfds;
-	int fds[1], ret;
+	int fds[2], ret;
 
 	while (p4t_shm_conn_live(conn) && conn->fd >= 0) {
-		ret = p4t_shm_hs_recv(conn->fd, &hs, fds, 1, &nfds);
+		ret = p4t_shm_hs_recv(conn->fd, &hs, fds, 2, &nfds);
 		if (ret == -EAGAIN || ret == -EWOULDBLOCK)
 			return;
 		if (ret <= 0) {
@@ -711,9 +758,9 @@ void p4t_shm_conn_sock_event(struct p4t_shm_conn *conn)
 			p4t_shm_conn_gone(conn, -FI_ECONNRESET);
 			return;
 		}
-		if (hs.type == P4T_SHM_HS_ACK && nfds == 1 &&
+		if (hs.type == P4T_SHM_HS_ACK && nfds == 2 &&
 		    conn->state == P4T_SHM_CONN_HELLO) {
-			p4t_shm_conn_ack(conn, &hs, fds[0]);
+			p4t_shm_conn_ack(conn, &hs, fds[0], fds[1]);
 			continue;
 		}
 		while (nfds)

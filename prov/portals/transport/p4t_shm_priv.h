@@ -16,6 +16,8 @@
  *                   the ring fallback), serving the peer's requests
  *   p4t_shm_coop.c  pulls read from both ends: the owner's stream through
  *                   the ring, the puller's cross-memory reads
+ *   p4t_shm_bell.c  doorbells: which rings a progress call reads when
+ *                   there are many
  *
  * What the transport promises is in p4t_shm.h; this header is not for
  * anyone else. No locks: an iface is used by one thread at a time (the
@@ -60,7 +62,7 @@
 #include "p4u_timer.h"
 
 #define P4T_SHM_MAGIC		0x50345348u	/* "P4SH" */
-#define P4T_SHM_VERSION		1
+#define P4T_SHM_VERSION		2
 #define P4T_SHM_CL		64		/* cache line */
 #define P4T_SHM_REC_HDR		16
 #define P4T_SHM_REC_ALIGN	64
@@ -104,6 +106,22 @@ struct p4t_shm_seg {
 	uint64_t ring_off[2];		/* where each ring's data starts */
 	_Alignas(P4T_SHM_CL) struct p4t_shm_ring_ctl ctl[2];
 };
+
+/*
+ * A process's doorbells (p4t_shm_bell.c), a sealed page of its own that
+ * every peer maps: bit n of bits is the bell of the link the owner gave
+ * slot n (told in HELLO / HELLO_ACK). The producer rings it after it
+ * published tail; the owner clears the bits it sees set and then reads
+ * those rings, so it looks at one word per 64 links instead of at every
+ * ring.
+ */
+struct p4t_shm_inbox {
+	uint32_t magic;
+	uint32_t version;
+	_Alignas(P4T_SHM_CL) uint64_t bits[P4T_SHM_BELLS / 64];
+};
+
+#define P4T_SHM_INBOX_BYTES	4096
 
 /* A record: this header, then len bytes; 64-byte aligned, never wraps. */
 struct p4t_shm_rec {
@@ -164,8 +182,8 @@ struct p4t_shm_piece {
 /* ---- the handshake (on the link's socket) --------------------------- */
 
 enum p4t_shm_hs_type {
-	P4T_SHM_HS_HELLO = 1,	/* + SCM_RIGHTS: segment, eventfd */
-	P4T_SHM_HS_ACK,		/* + SCM_RIGHTS: eventfd */
+	P4T_SHM_HS_HELLO = 1,	/* + SCM_RIGHTS: segment, eventfd, inbox */
+	P4T_SHM_HS_ACK,		/* + SCM_RIGHTS: eventfd, inbox */
 	P4T_SHM_HS_BYE,		/* reason: enum p4t_shm_bye */
 };
 
@@ -183,6 +201,7 @@ struct p4t_shm_hs {
 	uint8_t reads_peer;	/* ACK: the acceptor can read the caller */
 	uint8_t addrlen;
 	uint32_t pid;
+	uint32_t bell;		/* HELLO, ACK: our slot for this link */
 	uint64_t auth_key;
 	uint64_t session;
 	uint64_t probe;		/* address of our session word */
@@ -333,6 +352,13 @@ struct p4t_shm_conn {
 	int fd;				/* the link's socket */
 	int memfd;			/* ours until HELLO went */
 	int peer_wake;			/* the peer iface's eventfd */
+	int bell;			/* our slot for it, -1: none */
+	struct p4t_shm_inbox *peer_inbox;	/* the peer's doorbells */
+	uint64_t *peer_bell;		/* our bell's word in them */
+	uint64_t peer_bell_bit;
+	struct p4u_list rescan;		/* iface->rescan: read it directly */
+	unsigned hot;			/* calls it stays on rescan after it
+					 * brought records */
 	pid_t peer_pid;
 	uint64_t peer_session;
 	bool has_session;
@@ -454,6 +480,21 @@ struct p4t_shm_iface {
 	struct p4u_list conns;		/* live links */
 	struct p4u_list backlog;	/* links with a queue */
 	struct p4u_list dead;
+	/* doorbells (p4t_shm_bell.c) */
+	int inbox_fd;
+	struct p4t_shm_inbox *inbox;
+	struct p4t_shm_conn **bell_conn;	/* by slot */
+	uint64_t *bell_hot;		/* slots read directly: their bits
+					 * are left set (a producer that
+					 * sees its bit set writes nothing) */
+	int bell_hi;			/* slots ever used */
+	struct p4u_list rescan;		/* links read every call */
+	size_t nrescan;
+	unsigned bell_links;		/* more links: doorbells */
+	unsigned bell_full;		/* every n-th call reads all */
+	unsigned bell_hot_calls;	/* P4T_SHM_BELL_HOT (test hook) */
+	unsigned full_tick;
+	bool bell_ring;			/* ours are rung (test hook) */
 	struct p4u_list pend;		/* struct p4t_shm_pend, oldest first */
 	size_t npend;
 	struct p4u_list dead_pend;	/* closed: freed at reap */
@@ -501,6 +542,9 @@ void p4t_shm_timer_arm_ms(struct p4t_shm_iface *iface,
 
 /* ---- p4t_shm_conn.c ------------------------------------------------------- */
 
+int p4t_shm_memfd_make(const char *name, size_t size, int *fd_p,
+		       void **map_p);
+int p4t_shm_memfd_map(int fd, size_t size, void **map_p);
 int p4t_shm_addr_parse(const void *addr, size_t len,
 		       struct sockaddr_storage *ss, socklen_t *len_p);
 int p4t_shm_addr_cmp(const struct sockaddr_storage *a, socklen_t alen,
@@ -644,5 +688,33 @@ size_t p4t_shm_coop_step(struct p4t_shm_rma *rma, size_t max);
 int p4t_shm_coop_data(struct p4t_shm_conn *conn, struct p4t_shm_rma *rma,
 		      uint16_t type, const struct p4t_shm_ctl *ctl,
 		      const uint8_t *data, size_t n);
+
+/* ---- p4t_shm_bell.c ------------------------------------------------------- */
+
+int p4t_shm_inbox_open(struct p4t_shm_iface *iface);
+void p4t_shm_inbox_close(struct p4t_shm_iface *iface);
+void p4t_shm_bell_attach(struct p4t_shm_conn *conn);
+void p4t_shm_bell_detach(struct p4t_shm_conn *conn);
+int p4t_shm_bell_map(int fd, uint32_t slot, struct p4t_shm_inbox **inbox_p);
+void p4t_shm_bell_peer(struct p4t_shm_conn *conn, struct p4t_shm_inbox *inbox,
+		       uint32_t slot);
+void p4t_shm_bell_unmap(struct p4t_shm_conn *conn);
+void p4t_shm_bell_rescan(struct p4t_shm_conn *conn);
+bool p4t_shm_bells_due(struct p4t_shm_iface *iface);
+int p4t_shm_bells_run(struct p4t_shm_iface *iface, int budget, int done,
+		      bool *settling);
+
+/* After the fence that follows a published tail: ring the peer's bell
+ * (a load only, while it is still set: no write to a line the owner
+ * reads, and none shared by every producer when the owner polls its
+ * rings directly). */
+static inline void p4t_shm_bell_ring(struct p4t_shm_conn *conn)
+{
+	if (conn->peer_bell &&
+	    !(__atomic_load_n(conn->peer_bell, __ATOMIC_RELAXED) &
+	      conn->peer_bell_bit))
+		__atomic_fetch_or(conn->peer_bell, conn->peer_bell_bit,
+				  __ATOMIC_RELAXED);
+}
 
 #endif /* P4T_SHM_PRIV_H */

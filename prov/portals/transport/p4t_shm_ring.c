@@ -227,7 +227,8 @@ bool p4t_shm_ring_frame(struct p4t_shm_conn *conn, uint16_t type,
 				   alen + blen);
 }
 
-/* The consumer sleeps (armed): write its eventfd, once. */
+/* After records were published: ring the consumer's bell; if it sleeps
+ * (armed), write its eventfd, once. */
 void p4t_shm_ring_wake_peer(struct p4t_shm_conn *conn)
 {
 	struct p4t_shm_ring_ctl *ctl = conn->tx.ctl;
@@ -236,6 +237,7 @@ void p4t_shm_ring_wake_peer(struct p4t_shm_conn *conn)
 	if (conn->peer_wake < 0)
 		return;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	p4t_shm_bell_ring(conn);
 	if (!__atomic_load_n(&ctl->armed, __ATOMIC_RELAXED) ||
 	    !__atomic_exchange_n(&ctl->armed, 0, __ATOMIC_ACQ_REL))
 		return;

@@ -6,8 +6,9 @@
  * from them, so parallel runs must not meet), opening sides on them,
  * pumping progress the way the engine's worker sleeps (wait_arm, then
  * the wait fd) until a condition holds (bounded, failing on timeout),
- * stats, the heap in use, bringing a link up, and the abstract socket
- * name a side listens on (for tests that speak to it directly).
+ * stats, the heap in use, bringing a link up, the last message a side
+ * received, and the abstract socket name a side listens on (for tests
+ * that speak to it directly).
  *
  * One test binary includes it once: helpers are static inline, the sides
  * are the binary's own.
@@ -189,6 +190,18 @@ static inline struct p4t_shm_stats stats_of(struct side *s)
 
 	cr_assert_eq(p4t_shm_stats(s->iface, &st), 0);
 	return st;
+}
+
+/* The last message the side received. */
+static inline const struct up_event *last_recv(const struct side *s)
+{
+	size_t i = s->nev;
+
+	while (i--)
+		if (s->ev[i].kind == UP_RECV)
+			return &s->ev[i];
+	cr_assert_fail("no message received");
+	return NULL;
 }
 
 /* Establish a <-> b with one message; returns a's conn, b's in *b_conn_p. */

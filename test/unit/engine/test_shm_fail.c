@@ -21,8 +21,8 @@
 
 TestSuite(shm_fail, .init = shm_setup, .fini = shm_teardown, .timeout = 120);
 
-/* Lines of /proc/self/maps naming our segments. */
-static int maps_segments(void)
+/* Lines of /proc/self/maps naming what. */
+static int maps_of(const char *what)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -30,9 +30,21 @@ static int maps_segments(void)
 
 	cr_assert(f);
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "portals-shm") != NULL;
+		n += strstr(line, what) != NULL;
 	fclose(f);
 	return n;
+}
+
+/* Our links' segments. */
+static int maps_segments(void)
+{
+	return maps_of("memfd:portals-shm");
+}
+
+/* Doorbell pages: each open side's own, and one per link (the peer's). */
+static int maps_bells(void)
+{
+	return maps_of("memfd:portals-bells");
 }
 
 /*
@@ -203,6 +215,7 @@ SHM_TEST(peer_killed_mid_stream)
 	cr_expect_geq(stats_of(&sa).cma_bytes + stats_of(&sa).ring_rma_bytes,
 		      sizeof(dst));
 	cr_assert_gt(maps_segments(), 0);
+	cr_expect_eq(maps_bells(), 2, "sa's doorbells and the child's");
 	cr_expect_eq(dev_shm_ours(kid), 0, "something of ours in /dev/shm");
 	/* mid-stream: messages flowing, pulls asked */
 	PUMP_UNTIL(count(&sa, UP_RECV) >= 200);
@@ -223,6 +236,7 @@ SHM_TEST(peer_killed_mid_stream)
 	cr_expect_eq(sa.ev[sa.nev - 1].status, -FI_ECONNRESET);
 	pump_quiet(10);
 	cr_expect_eq(maps_segments(), 0, "the segment is still mapped");
+	cr_expect_eq(maps_bells(), 1, "the child's doorbells are still mapped");
 	cr_expect_eq(stats_of(&sa).links, 0);
 	cr_expect_eq(dev_shm_ours(kid), 0, "something of ours in /dev/shm");
 }
@@ -271,6 +285,7 @@ SHM_TEST(peer_gone_before_accept_still_delivers)
 	cr_expect_eq(sa.ev[sa.nev - 1].kind, UP_CONN_FAILED);
 	pump_quiet(10);
 	cr_expect_eq(maps_segments(), 0, "the segment is still mapped");
+	cr_expect_eq(maps_bells(), 1, "the child's doorbells are still mapped");
 }
 
 /*

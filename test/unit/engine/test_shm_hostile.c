@@ -11,8 +11,9 @@
  * with nothing read or written out of bounds (the ASan build runs it).
  *
  * The handshake is the peer's too: a HELLO whose wake-up descriptor
- * would block our writes is refused, and connections that never send
- * one are bounded in number and closed at their deadline.
+ * would block our writes, or whose doorbells are not what they say, is
+ * refused, and connections that never send one are bounded in number
+ * and closed at their deadline.
  *
  * Not here: the engine's parsing of what a well-formed record carries
  * (fuzz/, test_wire_parse.c); a peer that dies (test_shm_fail.c).
@@ -74,18 +75,6 @@ static void forge_ctl(struct p4t_conn *x, uint16_t type,
 	memcpy(body, ctl, sizeof(*ctl));
 	memset(body + sizeof(*ctl), 0x5a, extra);
 	forge_frame(x, type, body, (uint32_t)(sizeof(*ctl) + extra));
-}
-
-/* The last message the side received. */
-static const struct up_event *last_recv(const struct side *s)
-{
-	size_t i = s->nev;
-
-	while (i--)
-		if (s->ev[i].kind == UP_RECV)
-			return &s->ev[i];
-	cr_assert_fail("no message received");
-	return NULL;
 }
 
 enum bad_kind {
@@ -418,7 +407,7 @@ static void hs_wait(int sock, struct p4t_shm_hs *hs, int *fds, size_t *nfds)
 	uint64_t t0 = now_ms();
 	int ret;
 
-	while ((ret = p4t_shm_hs_recv(sock, hs, fds, 2, nfds)) == -EAGAIN)
+	while ((ret = p4t_shm_hs_recv(sock, hs, fds, 3, nfds)) == -EAGAIN)
 		cr_assert_lt(now_ms() - t0, 10000, "no handshake message");
 	cr_assert_eq(ret, 1);
 }
@@ -457,7 +446,7 @@ SHM_TEST(a_hello_with_a_blocking_wake_fd_is_refused, .timeout = 30)
 	struct sockaddr_un sun;
 	struct p4t_shm_hs hs;
 	struct p4t_conn *x;
-	int p[2], fds[2], sock;
+	int p[2], fds[3], sock;
 	size_t nfds;
 	socklen_t len;
 
@@ -473,7 +462,8 @@ SHM_TEST(a_hello_with_a_blocking_wake_fd_is_refused, .timeout = 30)
 	p4t_shm_hs_fill(p4t_shm_iface_of(sc.iface), P4T_SHM_HS_HELLO, &hs);
 	fds[0] = forge_segment();
 	fds[1] = p[1];
-	cr_assert_eq(p4t_shm_hs_send(sock, &hs, fds, 2), 0);
+	fds[2] = p4t_shm_iface_of(sc.iface)->inbox_fd;
+	cr_assert_eq(p4t_shm_hs_send(sock, &hs, fds, 3), 0);
 	close(fds[0]);
 
 	PUMP_UNTIL(stats_of(&sb).malformed > 0);
@@ -509,7 +499,7 @@ SHM_TEST(a_hello_ack_with_a_blocking_wake_fd_fails_the_link, .timeout = 30)
 	struct p4t_shm_seg *seg;
 	struct p4t_shm_hs hs;
 	struct p4t_conn *x = NULL;
-	int p[2], fds[2], lfd, sock;
+	int p[2], fds[3], lfd, sock;
 	size_t nfds;
 
 	full_blocking_pipe(p);
@@ -524,7 +514,8 @@ SHM_TEST(a_hello_ack_with_a_blocking_wake_fd_fails_the_link, .timeout = 30)
 	cr_assert_geq(sock, 0);
 	hs_wait(sock, &hs, fds, &nfds);
 	cr_assert_eq(hs.type, P4T_SHM_HS_HELLO);
-	cr_assert_eq(nfds, 2);
+	cr_assert_eq(nfds, 3);
+	close(fds[2]);
 
 	/* map the connector's segment; "sleep" on ring 0, which it writes */
 	seg = mmap(NULL, p4t_shm_seg_bytes(), PROT_READ | PROT_WRITE,
@@ -538,7 +529,8 @@ SHM_TEST(a_hello_ack_with_a_blocking_wake_fd_fails_the_link, .timeout = 30)
 	shm_side_open(&sc, 0);
 	p4t_shm_hs_fill(p4t_shm_iface_of(sc.iface), P4T_SHM_HS_ACK, &hs);
 	fds[0] = p[1];
-	cr_assert_eq(p4t_shm_hs_send(sock, &hs, fds, 1), 0);
+	fds[1] = p4t_shm_iface_of(sc.iface)->inbox_fd;
+	cr_assert_eq(p4t_shm_hs_send(sock, &hs, fds, 2), 0);
 	side_close(&sc);
 
 	PUMP_UNTIL(count(&sa, UP_CONN_FAILED) > 0);
@@ -550,6 +542,74 @@ SHM_TEST(a_hello_ack_with_a_blocking_wake_fd_fails_the_link, .timeout = 30)
 	close(lfd);
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * HELLOs whose doorbells are not what they say: a slot past
+ * P4T_SHM_BELLS, a file of another size, a file that may shrink (our
+ * bell writes would fault), no file of the kind at all (a pipe). Each is
+ * refused (BYE, counted malformed, no link) and the acceptor goes on.
+ */
+SHM_TEST(hellos_with_bad_doorbells_are_refused)
+{
+	struct sockaddr_in to;
+	struct sockaddr_un sun;
+	struct p4t_shm_hs hs;
+	struct p4t_conn *x;
+	int fds[3], sock, bad, p[2], i;
+	uint64_t malformed;
+	size_t nfds;
+	socklen_t len;
+
+	shm_side_open(&sc, 0);
+	memcpy(&to, &sb.addr, sizeof(to));
+	memset(to.sin_zero, 0, sizeof(to.sin_zero));
+	len = shm_name_of(&to, &sun);
+	cr_assert_eq(pipe(p), 0);
+	for (i = 0; i < 4; i++) {
+		p4t_shm_hs_fill(p4t_shm_iface_of(sc.iface), P4T_SHM_HS_HELLO,
+				&hs);
+		bad = -1;
+		if (i == 0) {
+			hs.bell = P4T_SHM_BELLS;
+		} else if (i == 1 || i == 2) {
+			bad = memfd_create("bells", MFD_CLOEXEC |
+					   MFD_ALLOW_SEALING);
+			cr_assert_geq(bad, 0);
+			cr_assert_eq(ftruncate(bad, i == 1 ? 8192 : 4096), 0);
+			if (i == 1)
+				cr_assert_eq(fcntl(bad, F_ADD_SEALS,
+						   F_SEAL_SHRINK), 0);
+		}
+		sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		cr_assert_geq(sock, 0);
+		cr_assert_eq(connect(sock, (struct sockaddr *)&sun, len), 0);
+		fds[0] = forge_segment();
+		fds[1] = p4t_shm_iface_of(sc.iface)->wake_fd;
+		fds[2] = i == 3 ? p[0] : bad >= 0 ? bad :
+			 p4t_shm_iface_of(sc.iface)->inbox_fd;
+		malformed = stats_of(&sb).malformed;
+		cr_assert_eq(p4t_shm_hs_send(sock, &hs, fds, 3), 0);
+		close(fds[0]);
+		if (bad >= 0)
+			close(bad);
+		PUMP_UNTIL(stats_of(&sb).malformed > malformed);
+		hs_wait(sock, &hs, fds, &nfds);
+		cr_assert_eq(nfds, 0);
+		cr_assert_eq(hs.type, P4T_SHM_HS_BYE, "case %d", i);
+		cr_assert_eq(hs.reason, P4T_SHM_BYE_REFUSED, "case %d", i);
+		close(sock);
+	}
+	close(p[0]);
+	close(p[1]);
+	cr_assert_eq(count(&sb, UP_CONN_NEW), 0);
+	cr_assert_eq(stats_of(&sb).accepts, 0);
+
+	/* and the acceptor goes on */
+	x = conn_to(&sa, &sb);
+	cr_assert_eq(send_seq(&sa, x, 5, 100), P4T_DONE);
+	PUMP_UNTIL(count(&sb, UP_RECV) > 0);
+	expect_msg(last_recv(&sb), 5, 100);
 }
 
 /* Whether the peer closed sock (EOF), without waiting. */
