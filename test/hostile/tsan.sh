@@ -11,7 +11,7 @@
 #      test/unit/prov test_eq, test_cq_wait, test_cntr, test_progress,
 #      test_progress_wake; test/unit/native test_native_api,
 #      test_native_data, test_native_wait, test_native_abort;
-#      test/unit/util test_list, test_log;
+#      test/unit/util test_list, test_log, test_spin;
 #      test/unit/engine test_loop, test_eng_atomic_rules, and of
 #      test_atomic and test_shm_bell their one threaded test. Criterion's runner cannot start
 #      under TSan on its own (its sandbox maps its arena where TSan keeps
@@ -64,6 +64,7 @@ test/unit/native/test_native_wait
 test/unit/native/test_native_abort
 test/unit/util/test_list
 test/unit/util/test_log
+test/unit/util/test_spin
 test/unit/engine/test_loop
 test/unit/engine/test_eng_atomic_rules
 test/unit/engine/test_atomic atomic/two_thread_sums

@@ -31,6 +31,7 @@
 
 #include "p4f.h"
 #include "p4u_pool.h"
+#include "p4u_spin.h"
 
 #define P4F_CQ_DEF_SIZE		4096	/* if FI_PORTALS_CQ_SIZE was not read */
 #define P4F_CQ_MAX_SIZE		(1u << 24)
@@ -350,6 +351,8 @@ static ssize_t p4f_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	p4u_lock_acquire(&cq->lock);
 	ret = p4f_cq_read_locked(cq, buf, count, src_addr);
 	p4u_lock_release(&cq->lock);
+	/* an empty read of a spinning caller may yield a shared CPU */
+	p4u_spin_poll(ret == -FI_EAGAIN);
 	return ret;
 }
 
