@@ -1,6 +1,6 @@
 /*
- * p4u_spin.c - yielding a polling thread's CPU while it is shared
- * (why and when: p4u_spin.h).
+ * p4u_spin.c - yielding the CPU of a process that polls an empty object
+ * while it is being preempted (why and when: p4u_spin.h).
  */
 #include <config.h>
 
@@ -9,51 +9,38 @@
 
 #include "p4u_spin.h"
 
-struct p4u_spin {
-	unsigned idle;		/* idle polls in a row */
-	unsigned spell;		/* looks left to yield for */
-	long nivcsw;		/* involuntary switches at the last look */
-	struct p4u_spin_stats stats;
-};
-
-static __thread struct p4u_spin p4u_spin_self;
-
 /* Preempted since the last look? */
 static bool p4u_spin_preempted(struct p4u_spin *s)
 {
 	struct rusage ru;
 	bool more;
 
-	s->stats.checks++;
-	if (getrusage(RUSAGE_THREAD, &ru))
+	if (getrusage(RUSAGE_SELF, &ru))
 		return false;
-	more = s->stats.checks > 1 && ru.ru_nivcsw != s->nivcsw;
+	more = s->checks++ && ru.ru_nivcsw != s->nivcsw;
 	s->nivcsw = ru.ru_nivcsw;
 	return more;
 }
 
-void p4u_spin_poll(bool idle)
+bool p4u_spin_poll(struct p4u_spin *s, bool empty)
 {
-	struct p4u_spin *s = &p4u_spin_self;
-
-	if (!idle) {
+	if (!empty) {
 		s->idle = 0;
-		return;
+		return false;
 	}
-	s->stats.idle++;
 	if (!(++s->idle % P4U_SPIN_CHECK)) {
 		if (p4u_spin_preempted(s))
 			s->spell = P4U_SPIN_SPELL;
 		else if (s->spell)
 			s->spell--;
 	}
-	if (s->spell && !(s->idle % P4U_SPIN_YIELD)) {
-		s->stats.yields++;
-		sched_yield();
-	}
+	if (!s->spell || s->idle % P4U_SPIN_YIELD)
+		return false;
+	s->yields++;
+	return true;
 }
 
-void p4u_spin_stats(struct p4u_spin_stats *stats)
+void p4u_spin_yield(void)
 {
-	*stats = p4u_spin_self.stats;
+	(void)sched_yield();
 }

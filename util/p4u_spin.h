@@ -1,18 +1,23 @@
 /*
- * p4u_spin.h - a polling thread that finds nothing yields the CPU, but
- * only while the CPU is shared.
+ * p4u_spin.h - a polled object that keeps being found empty yields the
+ * CPU, but only while the process is being preempted.
  *
  * Open MPI's blocking calls spin on fi_cq_read without ever yielding
  * (mtl_ofi: while (pending) ompi_mtl_ofi_progress()), so with more ranks
  * than cores a waiting rank holds its CPU for a whole time slice while
  * the rank it waits for cannot run, and every message costs a scheduler
- * round. sched_yield on every idle poll would fix that and cost a system
- * call per poll on a core of its own. So a thread asks the kernel, every
- * P4U_SPIN_CHECK idle polls (getrusage: its involuntary context
- * switches), whether it is being preempted; if so, it yields every
- * P4U_SPIN_YIELD idle polls for the next P4U_SPIN_SPELL checks (renewed
- * while preemptions go on). A poll that finds work resets the count.
- * State is per thread.
+ * round. sched_yield on every empty poll would fix that and cost a
+ * system call per poll on a core of its own. So every P4U_SPIN_CHECK
+ * empty polls in a row the process asks the kernel (getrusage: its
+ * involuntary context switches) whether it is being preempted; if so,
+ * every P4U_SPIN_YIELD-th empty poll yields, for the next P4U_SPIN_SPELL
+ * looks (renewed while preemptions go on). A poll that finds something
+ * resets the count.
+ *
+ * The state lives in the polled object (a CQ), under its lock: no
+ * thread-local storage (LeakSanitizer's tracer faults on the dynamic TLS
+ * of a dlopen'ed provider), and process-wide counts, since several
+ * threads may poll one object.
  */
 #ifndef P4U_SPIN_H
 #define P4U_SPIN_H
@@ -20,19 +25,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define P4U_SPIN_CHECK	1024	/* idle polls between two looks */
-#define P4U_SPIN_YIELD	16	/* idle polls between yields */
+#define P4U_SPIN_CHECK	1024	/* empty polls between two looks */
+#define P4U_SPIN_YIELD	16	/* empty polls between yields */
 #define P4U_SPIN_SPELL	16	/* looks a preemption keeps us yielding */
 
-/* Counters of the calling thread since it started. */
-struct p4u_spin_stats {
-	uint64_t idle;		/* idle polls */
+struct p4u_spin {
+	unsigned idle;		/* empty polls in a row */
+	unsigned spell;		/* looks left to yield for */
+	long nivcsw;		/* involuntary switches at the last look */
 	uint64_t checks;	/* getrusage calls */
-	uint64_t yields;	/* sched_yield calls */
+	uint64_t yields;	/* yields asked for */
 };
 
-/* One poll of a waiting thread: idle if it found nothing. */
-void p4u_spin_poll(bool idle);
-void p4u_spin_stats(struct p4u_spin_stats *stats);
+/* One poll (empty: found nothing), under the object's lock; true: the
+ * caller yields (p4u_spin_yield) once it released the lock. */
+bool p4u_spin_poll(struct p4u_spin *spin, bool empty);
+void p4u_spin_yield(void);
 
 #endif /* P4U_SPIN_H */

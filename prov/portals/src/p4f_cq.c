@@ -88,6 +88,7 @@ struct p4f_cq {
 	int waiters;			/* threads in sread */
 	atomic_uint signal_gen;		/* fi_cq_signal calls */
 	unsigned int signal_seen;	/* the last one an sread returned for */
+	struct p4u_spin spin;		/* empty reads: yield when preempted */
 };
 
 struct p4f_cq *p4f_cq_of(struct fid_cq *fid)
@@ -343,6 +344,7 @@ static ssize_t p4f_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			       fi_addr_t *src_addr)
 {
 	struct p4f_cq *cq = p4f_cq_of(cq_fid);
+	bool yield;
 	ssize_t ret;
 
 	if (count && !buf)
@@ -350,9 +352,11 @@ static ssize_t p4f_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	p4f_cq_progress(cq);
 	p4u_lock_acquire(&cq->lock);
 	ret = p4f_cq_read_locked(cq, buf, count, src_addr);
+	/* a caller spinning on empty reads may yield a shared CPU */
+	yield = p4u_spin_poll(&cq->spin, ret == -FI_EAGAIN);
 	p4u_lock_release(&cq->lock);
-	/* an empty read of a spinning caller may yield a shared CPU */
-	p4u_spin_poll(ret == -FI_EAGAIN);
+	if (yield)
+		p4u_spin_yield();
 	return ret;
 }
 
