@@ -75,6 +75,15 @@ static inline void p4u_list_remove(struct p4u_list *node)
 	node->prev = node;
 }
 
+/* Make node the first of head's list, the nodes before it going to the
+ * end in order: a round-robin walk starts again where it stopped. */
+static inline void p4u_list_rotate_to(struct p4u_list *head,
+				      struct p4u_list *node)
+{
+	p4u_list_remove(head);
+	p4u_list_insert_before(node, head);
+}
+
 static inline struct p4u_list *p4u_list_pop_head(struct p4u_list *head)
 {
 	struct p4u_list *node;

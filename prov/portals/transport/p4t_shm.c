@@ -205,8 +205,7 @@ static int p4t_shm_rings_run(struct p4t_shm_iface *iface, int budget,
 		if (done >= budget) {
 			/* the next call starts here: a link that always has
 			 * a budget's worth waiting must not starve the rest */
-			p4u_list_remove(&iface->conns);
-			p4u_list_insert_before(&conn->node, &iface->conns);
+			p4u_list_rotate_to(&iface->conns, &conn->node);
 			break;
 		}
 		if (conn->state != P4T_SHM_CONN_UP)

@@ -251,11 +251,8 @@ static int p4t_tcp_io_run(struct p4t_tcp_iface *iface, int budget)
 		}
 		/* the first link left unread goes first next time: one
 		 * that always fills the budget must not starve the rest */
-		if (next && p4u_list_node_linked(&next->active)) {
-			p4u_list_remove(&iface->established);
-			p4u_list_insert_before(&next->active,
-					       &iface->established);
-		}
+		if (next && p4u_list_node_linked(&next->active))
+			p4u_list_rotate_to(&iface->established, &next->active);
 		if (n && iface->tick % P4T_TCP_EPOLL_EVERY &&
 		    p4u_list_empty(&iface->pending) && !iface->naccepted &&
 		    !iface->nconnecting) {

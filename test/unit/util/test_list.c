@@ -116,6 +116,21 @@ Test(list, insert_before_middle_first_and_head)
 	assert_list(&head, want, 5);
 }
 
+Test(list, rotate_to_makes_a_node_first_keeping_the_cycle)
+{
+	static const int want[] = { 2, 3, 0, 1 }, again[] = { 0, 1, 2, 3 };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p4u_list_insert_tail(&head, &items[i].link);
+	p4u_list_rotate_to(&head, &items[2].link);
+	assert_list(&head, want, 4);
+	p4u_list_rotate_to(&head, &items[2].link);	/* already first */
+	assert_list(&head, want, 4);
+	p4u_list_rotate_to(&head, &items[0].link);
+	assert_list(&head, again, 4);
+}
+
 Test(list, remove_self_links_node)
 {
 	static const int want[] = { 0, 2 };
